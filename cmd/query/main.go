@@ -1,0 +1,20 @@
+// Command query answers questions over docgraph's knowledge graph.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	_ "docgraph/store/sqlite"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := newRootCmd(streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		os.Exit(1)
+	}
+}

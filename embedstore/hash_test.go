@@ -1,0 +1,81 @@
+package embedstore
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+func TestHashVectorsAreUnitLengthAndDeterministic(t *testing.T) {
+	h := NewHash(WithDimension(64))
+	for _, text := range []string{"Lothair II married Teutberga", "", "。！？", "a a a a", "洛泰尔二世"} {
+		v1, v2 := h.Vector(text), h.Vector(text)
+		if len(v1) != 64 {
+			t.Fatalf("dimension %d, want 64", len(v1))
+		}
+		var n float64
+		for i := range v1 {
+			if v1[i] != v2[i] {
+				t.Fatalf("%q: not deterministic", text)
+			}
+			n += float64(v1[i]) * float64(v1[i])
+		}
+		if text != "" && text != "。！？" && math.Abs(n-1) > 1e-5 {
+			t.Errorf("%q: norm² %f, want 1", text, n)
+		}
+	}
+}
+
+func TestHashSimilarityFollowsLexicalOverlap(t *testing.T) {
+	h := NewHash()
+	q := h.Vector("Who directed the film Won In The Clouds?")
+	tests := []struct {
+		near, far string
+	}{
+		{"Won in the Clouds is a 1928 film directed by Bruce Mitchell.", "Teutberga was a queen of Lotharingia."},
+		{"The directors of the clouds film", "A recipe for bread and butter"},
+		{"film directing", "queen marriage"}, // trigrams: directed ~ directing
+	}
+	for _, tc := range tests {
+		near, far := Cosine(q, h.Vector(tc.near)), Cosine(q, h.Vector(tc.far))
+		if near <= far {
+			t.Errorf("cos(q, %q)=%.3f <= cos(q, %q)=%.3f", tc.near, near, tc.far, far)
+		}
+	}
+}
+
+func TestHashStopWordsWeighLess(t *testing.T) {
+	h := NewHash()
+	q := h.Vector("the history of the Roman empire")
+	content := Cosine(q, h.Vector("Roman empire history"))
+	function := Cosine(q, h.Vector("the of the"))
+	if content <= function {
+		t.Fatalf("content words %.3f should outweigh function words %.3f", content, function)
+	}
+}
+
+func TestEmbedDocumentsBatchesAndHonoursContext(t *testing.T) {
+	h := NewHash(WithDimension(8))
+	vecs, err := h.EmbedDocuments(context.Background(), []string{"a b", "c d", "e"})
+	if err != nil || len(vecs) != 3 {
+		t.Fatalf("got %d vectors, err %v", len(vecs), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.EmbedDocuments(ctx, []string{"x"}); err == nil {
+		t.Fatal("cancelled context: want error")
+	}
+	var _ Embedder = h
+}
+
+func BenchmarkHashVector(b *testing.B) {
+	h := NewHash()
+	text := "Teutberga (died 11 November 875) was a queen of Lotharingia by marriage to Lothair II. She was a daughter of Bosonid Boso the Elder and sister of Hucbert, the lay-abbot of St. Maurice's Abbey. "
+	for len(text) < 4096 {
+		text += text
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		h.Vector(text)
+	}
+}

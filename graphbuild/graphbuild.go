@@ -1,0 +1,169 @@
+// Package graphbuild merges per-chunk extractions into graph rows: normalised
+// entity keys, stable ids, MENTIONED_IN provenance and merged descriptions.
+package graphbuild
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+
+	"docgraph/ner"
+	"docgraph/store"
+)
+
+// NormalizeKey folds case, whitespace and punctuation so that "Lothair II",
+// "lothair  II" and "Lothair II." name the same entity.
+func NormalizeKey(name string) string {
+	var sb strings.Builder
+	sb.Grow(len(name))
+	space := false
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && sb.Len() > 0 {
+				sb.WriteByte(' ')
+			}
+			space = false
+			sb.WriteRune(unicode.ToLower(r))
+		case r == '\'' || r == '’':
+			// "Maurice's" and "Maurices" should not split into two words.
+		default:
+			space = true
+		}
+	}
+	return sb.String()
+}
+
+// EntityID is the stable id of the entity a name refers to.
+func EntityID(name string) string {
+	return "e" + shortHash(NormalizeKey(name))
+}
+
+// RelationID is the stable id of a relation. Untyped relations are undirected
+// (LightRAG's convention), so the pair is ordered; typed ones (KG imports) keep direction.
+func RelationID(srcID, tgtID, typ string) string {
+	if typ == "" && tgtID < srcID {
+		srcID, tgtID = tgtID, srcID
+	}
+	return "r" + shortHash(srcID+"\x00"+tgtID+"\x00"+typ)
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
+
+// ChunkExtraction is one chunk's extraction, as the builder consumes it.
+type ChunkExtraction struct {
+	ChunkID    string
+	Extraction *ner.Extraction
+}
+
+// Build turns a document's per-chunk extractions into mention rows: one
+// EntityMention per (entity, chunk) and one RelationMention per (relation,
+// chunk), with repeats inside a chunk merged. Entities named only by a
+// relation are added so that every relation endpoint exists.
+func Build(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMention) {
+	var ents []store.EntityMention
+	var rels []store.RelationMention
+	for _, c := range chunks {
+		if c.Extraction == nil {
+			continue
+		}
+		entIdx := map[string]int{}
+		addEntity := func(name, typ, desc string) string {
+			key := NormalizeKey(name)
+			if key == "" {
+				return ""
+			}
+			id := "e" + shortHash(key)
+			if i, ok := entIdx[id]; ok {
+				m := &ents[i]
+				m.Description = appendUnique(m.Description, desc)
+				if m.Type == "" {
+					m.Type = typ
+				}
+				return id
+			}
+			entIdx[id] = len(ents)
+			ents = append(ents, store.EntityMention{
+				EntityID: id, ChunkID: c.ChunkID, Name: strings.TrimSpace(name),
+				Type: strings.ToLower(strings.TrimSpace(typ)), Description: strings.TrimSpace(desc),
+			})
+			return id
+		}
+		for _, e := range c.Extraction.Entities {
+			addEntity(e.Name, e.Type, e.Description)
+		}
+		relIdx := map[string]int{}
+		for _, r := range c.Extraction.Relations {
+			src := addEntity(r.Source, "", "")
+			tgt := addEntity(r.Target, "", "")
+			if src == "" || tgt == "" || src == tgt {
+				continue
+			}
+			id := RelationID(src, tgt, "")
+			w := r.Weight
+			if w <= 0 {
+				w = 1
+			}
+			if i, ok := relIdx[id]; ok {
+				m := &rels[i]
+				m.Weight += w
+				m.Description = appendUnique(m.Description, r.Description)
+				m.Keywords = mergeKeywords([]string{m.Keywords, r.Keywords}, maxKeywords)
+				continue
+			}
+			if tgt < src {
+				src, tgt = tgt, src
+			}
+			relIdx[id] = len(rels)
+			rels = append(rels, store.RelationMention{
+				RelationID: id, SourceID: src, TargetID: tgt, ChunkID: c.ChunkID,
+				Keywords: mergeKeywords([]string{r.Keywords}, maxKeywords), Description: strings.TrimSpace(r.Description), Weight: w,
+			})
+		}
+	}
+	return ents, rels
+}
+
+const maxKeywords = 12
+
+// appendUnique adds a description line unless it is already there.
+func appendUnique(have, add string) string {
+	add = strings.TrimSpace(add)
+	if add == "" {
+		return have
+	}
+	for _, line := range strings.Split(have, "\n") {
+		if line == add {
+			return have
+		}
+	}
+	if have == "" {
+		return add
+	}
+	return have + "\n" + add
+}
+
+// mergeKeywords unions comma-separated keyword lists, keeping first-seen order.
+func mergeKeywords(lists []string, limit int) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lists {
+		for _, k := range strings.Split(l, ",") {
+			k = strings.TrimSpace(k)
+			lk := strings.ToLower(k)
+			if k == "" || seen[lk] {
+				continue
+			}
+			seen[lk] = true
+			out = append(out, k)
+			if len(out) == limit {
+				return strings.Join(out, ", ")
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,206 @@
+// Package llm reaches language models and embedding models through langchaingo,
+// with the limits, retries, response cache and counters every call needs.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Client wraps a langchaingo model so that every call goes through the
+// concurrency limit, the rate limits, the per-attempt timeout, the retries
+// and the response cache, and is counted. It is itself an llms.Model, so
+// everything downstream takes an llms.Model. Safe for concurrent use.
+type Client struct {
+	model    llms.Model
+	provider string
+	name     string
+	eng      *engine
+	cache    *cache
+}
+
+var _ llms.Model = (*Client)(nil)
+
+// Wrap puts a Client around an existing model. provider and model name the
+// model in the cache key and in errors. Retry-After and HTTP statuses are
+// only seen precisely for models built by New, whose HTTP client records
+// them; for others they are read from the error text.
+func Wrap(model llms.Model, provider, modelName string, opts ...Option) (*Client, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return newClient(model, provider, modelName, cfg)
+}
+
+func newClient(model llms.Model, provider, modelName string, cfg config) (*Client, error) {
+	c := &Client{
+		model:    model,
+		provider: provider,
+		name:     modelName,
+		eng:      newEngine(provider, modelName, cfg),
+	}
+	if cfg.cachePath != "" {
+		ch, err := openCache(cfg.cachePath)
+		if err != nil {
+			return nil, err
+		}
+		c.cache = ch
+	}
+	return c, nil
+}
+
+// Name is the client's spec, "provider:model".
+func (c *Client) Name() string { return c.provider + ":" + c.name }
+
+// Stats returns the counters so far.
+func (c *Client) Stats() Stats { return c.eng.stats.snapshot() }
+
+// Close releases the response cache.
+func (c *Client) Close() error {
+	if c.cache == nil {
+		return nil
+	}
+	return c.cache.close()
+}
+
+// Call implements llms.Model for a single text prompt.
+func (c *Client) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, c, prompt, options...)
+}
+
+// GenerateContent implements llms.Model: it answers from the cache when it
+// can and otherwise calls the model under the client's limits and retries.
+// A streaming callback on a cache hit receives the whole answer at once;
+// on a retried call it may see the start of a failed attempt's answer.
+func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	model := c.name
+	if opts.Model != "" {
+		model = opts.Model
+	}
+
+	var key string
+	if c.cache != nil {
+		if k, ok := chatKey(c.provider, model, messages, opts); ok {
+			key = k
+			if resp, ok := c.cached(ctx, key); ok {
+				c.eng.stats.cacheHits.Add(1)
+				if opts.StreamingFunc != nil && len(resp.Choices) > 0 {
+					if err := opts.StreamingFunc(ctx, []byte(resp.Choices[0].Content)); err != nil {
+						return nil, fmt.Errorf("llm %s: streaming cached answer: %w", c.Name(), err)
+					}
+				}
+				return resp, nil
+			}
+		}
+	}
+
+	est := EstimateMessageTokens(messages)
+	var resp *llms.ContentResponse
+	err := c.eng.run(ctx, est, func(ctx context.Context) error {
+		r, err := c.model.GenerateContent(ctx, messages, options...)
+		if err == nil && (r == nil || len(r.Choices) == 0) {
+			err = errors.New("empty response")
+		}
+		resp = r
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	prompt, completion := usage(resp, est)
+	c.eng.stats.promptTokens.Add(int64(prompt))
+	c.eng.stats.completionTokens.Add(int64(completion))
+	c.eng.tpm.debit(float64(completion))
+
+	if key != "" {
+		c.store(ctx, key, model, resp)
+	}
+	return resp, nil
+}
+
+func (c *Client) cached(ctx context.Context, key string) (*llms.ContentResponse, bool) {
+	b, ok, err := c.cache.get(ctx, key)
+	if err != nil {
+		c.logCache(ctx, err)
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	var resp llms.ContentResponse
+	if err := json.Unmarshal(b, &resp); err != nil || len(resp.Choices) == 0 {
+		return nil, false // unreadable entry: ask again and overwrite it
+	}
+	return &resp, true
+}
+
+// store writes an answer to the cache. A cache that cannot be written costs
+// a repeated call next time, not this call's answer, so it is only logged.
+func (c *Client) store(ctx context.Context, key, model string, resp *llms.ContentResponse) {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		c.logCache(ctx, fmt.Errorf("encode answer: %w", err))
+		return
+	}
+	if err := c.cache.put(ctx, key, "chat", c.provider, model, b); err != nil {
+		c.logCache(ctx, err)
+	}
+}
+
+func (c *Client) logCache(ctx context.Context, err error) {
+	if l := c.eng.cfg.logger; l != nil {
+		l.LogAttrs(ctx, slog.LevelWarn, "llm cache", slog.String("model", c.Name()), slog.String("error", err.Error()))
+	}
+}
+
+// usage reads the token counts a provider reports in GenerationInfo
+// (OpenAI and Ollama: PromptTokens/CompletionTokens; Anthropic:
+// InputTokens/OutputTokens), estimating whatever is missing.
+func usage(resp *llms.ContentResponse, promptEstimate int) (prompt, completion int) {
+	var info map[string]any
+	if len(resp.Choices) > 0 {
+		info = resp.Choices[0].GenerationInfo
+	}
+	prompt = firstInt(info, "PromptTokens", "InputTokens")
+	completion = firstInt(info, "CompletionTokens", "OutputTokens")
+	if prompt <= 0 {
+		prompt = promptEstimate
+	}
+	if completion <= 0 {
+		for _, ch := range resp.Choices {
+			completion += EstimateTokens(ch.Content)
+		}
+	}
+	return prompt, completion
+}
+
+func firstInt(m map[string]any, keys ...string) int {
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case int:
+			if v > 0 {
+				return v
+			}
+		case int64:
+			if v > 0 {
+				return int(v)
+			}
+		case float64: // answers read back from the cache
+			if v > 0 {
+				return int(v)
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,299 @@
+// Package llmtest runs a real HTTP server speaking the OpenAI and Ollama chat
+// and embedding APIs, with scripted answers and a log of every request, so
+// tests can drive langchaingo's real clients end to end.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Message is one chat message as the server received it.
+type Message struct {
+	Role    string
+	Content string
+}
+
+// Request is one request as the server received it.
+type Request struct {
+	N           int // arrival order, from 1
+	Time        time.Time
+	Path        string
+	Auth        string // the Authorization header
+	Model       string
+	Messages    []Message // chat requests
+	Input       []string  // embedding requests
+	Temperature float64
+}
+
+// Last is the content of the request's last message.
+func (r Request) Last() string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[len(r.Messages)-1].Content
+}
+
+// IsEmbedding says whether the request asked for embeddings.
+func (r Request) IsEmbedding() bool { return len(r.Input) > 0 }
+
+// Reply is how the server answers one request.
+type Reply struct {
+	Status     int           // HTTP status; 200 when zero
+	Content    string        // the assistant's answer (chat, status 200)
+	Error      string        // the error message sent with a non-200 status
+	RetryAfter string        // Retry-After header value, if any
+	Delay      time.Duration // wait before answering; cut short if the client leaves
+	// Usage reported with a chat answer; omitted when both are zero.
+	PromptTokens, CompletionTokens int
+}
+
+// Responder chooses the reply to a request.
+type Responder func(r Request) Reply
+
+// Script answers the n-th request with replies[n-1]; past the end of the
+// script it answers 418 so that a test making too many calls fails loudly.
+func Script(replies ...Reply) Responder {
+	return func(r Request) Reply {
+		if r.N <= len(replies) {
+			return replies[r.N-1]
+		}
+		return Reply{Status: http.StatusTeapot, Error: fmt.Sprintf("script exhausted at request %d", r.N)}
+	}
+}
+
+// Fixed answers every request with content.
+func Fixed(content string) Responder {
+	return func(Request) Reply { return Reply{Content: content} }
+}
+
+// Server is the fake model server. Base URLs: URL+"/v1" for openai,
+// URL for ollama.
+type Server struct {
+	*httptest.Server
+	// Dim is the length of the embedding vectors returned (default 8).
+	Dim int
+
+	respond  Responder
+	mu       sync.Mutex
+	reqs     []Request
+	inflight int
+	peak     int
+}
+
+// NewServer starts a server answering with respond. Close it when done.
+func NewServer(respond Responder) *Server {
+	s := &Server{Dim: 8, respond: respond}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
+	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
+	mux.HandleFunc("POST /api/chat", s.ollamaChat)
+	mux.HandleFunc("POST /api/embed", s.ollamaEmbed)
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// Requests returns the requests received so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+// Count is the number of requests received so far.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.reqs)
+}
+
+// PeakInFlight is the largest number of requests the server was handling at once.
+func (s *Server) PeakInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
+// OpenAIBaseURL is the base URL to give an OpenAI client.
+func (s *Server) OpenAIBaseURL() string { return s.URL + "/v1" }
+
+// log records r and returns the reply after its delay; ok is false when the
+// client went away during the delay.
+func (s *Server) log(w http.ResponseWriter, hr *http.Request, r Request) (Reply, bool) {
+	s.mu.Lock()
+	r.N = len(s.reqs) + 1
+	r.Time = time.Now()
+	r.Path = hr.URL.Path
+	r.Auth = hr.Header.Get("Authorization")
+	s.reqs = append(s.reqs, r)
+	s.inflight++
+	s.peak = max(s.peak, s.inflight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		s.mu.Unlock()
+	}()
+
+	rep := s.respond(r)
+	if rep.Delay > 0 {
+		t := time.NewTimer(rep.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-hr.Context().Done():
+			return rep, false
+		}
+	}
+	if rep.RetryAfter != "" {
+		w.Header().Set("Retry-After", rep.RetryAfter)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		w.WriteHeader(rep.Status)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"test"}}`, rep.Error)
+		return rep, false
+	}
+	return rep, true
+}
+
+type chatBody struct {
+	Model       string  `json:"model"`
+	Temperature float64 `json:"temperature"`
+	Messages    []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+func (b chatBody) request() Request {
+	r := Request{Model: b.Model, Temperature: b.Temperature}
+	for _, m := range b.Messages {
+		r.Messages = append(r.Messages, Message{Role: m.Role, Content: text(m.Content)})
+	}
+	return r
+}
+
+// text reads a message content that is either a string or a list of parts.
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return string(raw)
+}
+
+func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
+	var b chatBody
+	if err := json.NewDecoder(hr.Body).Decode(&b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rep, ok := s.log(w, hr, b.request())
+	if !ok {
+		return
+	}
+	resp := map[string]any{
+		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": b.Model,
+		"choices": []map[string]any{{
+			"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": rep.Content},
+		}},
+	}
+	if rep.PromptTokens != 0 || rep.CompletionTokens != 0 {
+		resp["usage"] = map[string]int{
+			"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.CompletionTokens,
+			"total_tokens": rep.PromptTokens + rep.CompletionTokens,
+		}
+	}
+	json.NewEncoder(w).Encode(resp)
+}
+
+func (s *Server) ollamaChat(w http.ResponseWriter, hr *http.Request) {
+	var b chatBody
+	if err := json.NewDecoder(hr.Body).Decode(&b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rep, ok := s.log(w, hr, b.request())
+	if !ok {
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{
+		"model": b.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]any{"role": "assistant", "content": rep.Content},
+		"done":    true, "prompt_eval_count": rep.PromptTokens, "eval_count": rep.CompletionTokens,
+	})
+}
+
+func (s *Server) openaiEmbed(w http.ResponseWriter, hr *http.Request) {
+	var b struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(hr.Body).Decode(&b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if _, ok := s.log(w, hr, Request{Model: b.Model, Input: b.Input}); !ok {
+		return
+	}
+	data := make([]map[string]any, len(b.Input))
+	for i, t := range b.Input {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": s.Vector(t)}
+	}
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": b.Model, "data": data})
+}
+
+func (s *Server) ollamaEmbed(w http.ResponseWriter, hr *http.Request) {
+	var b struct {
+		Model string `json:"model"`
+		Input string `json:"input"`
+	}
+	if err := json.NewDecoder(hr.Body).Decode(&b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if _, ok := s.log(w, hr, Request{Model: b.Model, Input: []string{b.Input}}); !ok {
+		return
+	}
+	json.NewEncoder(w).Encode(map[string]any{"model": b.Model, "embeddings": [][]float32{s.Vector(b.Input)}})
+}
+
+// Vector is the unit vector the server returns for text: a deterministic
+// function of the text, so tests can compare what the client got.
+func (s *Server) Vector(text string) []float32 {
+	v := make([]float32, s.Dim)
+	var norm float64
+	for i := range v {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d\x00%s", i, text)
+		x := float64(h.Sum64()%2000)/1000 - 1
+		v[i] = float32(x)
+		norm += x * x
+	}
+	if norm > 0 {
+		for i := range v {
+			v[i] = float32(float64(v[i]) / math.Sqrt(norm))
+		}
+	}
+	return v
+}

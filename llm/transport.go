@@ -1,0 +1,178 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// langchaingo's clients turn an HTTP failure into an error string and drop
+// the response, so the status code and Retry-After header are gone by the
+// time the error reaches us. Every provider takes an *http.Client, so each
+// attempt carries a recorder in its context and the transport fills it in.
+
+type recorderKey struct{}
+
+// attemptRecord is what the transport saw during one attempt.
+type attemptRecord struct {
+	mu         sync.Mutex
+	status     int
+	retryAfter time.Duration
+	netErr     error
+}
+
+func withRecorder(ctx context.Context, r *attemptRecord) context.Context {
+	return context.WithValue(ctx, recorderKey{}, r)
+}
+
+func (r *attemptRecord) get() (status int, retryAfter time.Duration, netErr error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status, r.retryAfter, r.netErr
+}
+
+// recordingTransport notes each response's status and Retry-After, and each
+// transport error, in the recorder of the request's context.
+type recordingTransport struct {
+	base http.RoundTripper
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	rec, _ := req.Context().Value(recorderKey{}).(*attemptRecord)
+	if rec == nil {
+		return resp, err
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if err != nil {
+		rec.netErr = err
+		return resp, err
+	}
+	rec.status = resp.StatusCode
+	rec.retryAfter = parseRetryAfter(resp.Header, time.Now())
+	return resp, nil
+}
+
+// newHTTPClient returns the client handed to langchaingo providers: pooled
+// keep-alive connections sized for the concurrency limit, no client-wide
+// timeout (each attempt has its own deadline), and the recorder.
+func newHTTPClient(concurrency int) *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	if concurrency < 16 {
+		concurrency = 16
+	}
+	base.MaxIdleConns = 2 * concurrency
+	base.MaxIdleConnsPerHost = 2 * concurrency
+	return &http.Client{Transport: &recordingTransport{base: base}}
+}
+
+// parseRetryAfter reads Retry-After (seconds or an HTTP date) and OpenAI's
+// retry-after-ms; zero when absent or unreadable.
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// failure is the verdict on one failed attempt.
+type failure struct {
+	retryable  bool
+	status     int
+	retryAfter time.Duration
+	reason     string // short, for logs: "HTTP 429", "timeout", ...
+}
+
+var statusInText = regexp.MustCompile(`status code:? (\d{3})`)
+
+// classify decides whether a failed attempt is worth retrying. ctx is the
+// caller's context, attemptCtx the attempt's (with the per-call deadline).
+func classify(ctx, attemptCtx context.Context, err error, rec *attemptRecord) failure {
+	status, retryAfter, netErr := rec.get()
+	switch {
+	case ctx.Err() != nil:
+		return failure{reason: "canceled"}
+	case errors.Is(attemptCtx.Err(), context.DeadlineExceeded):
+		return failure{retryable: true, reason: "timeout", status: status}
+	case status != 0 && status != http.StatusOK:
+		return failure{retryable: retryableStatus(status), status: status, retryAfter: retryAfter,
+			reason: "HTTP " + strconv.Itoa(status)}
+	case netErr != nil:
+		// Connection refused or reset, EOF mid-response: transient far more
+		// often than not, and the retry budget bounds the cost.
+		return failure{retryable: true, reason: "network error"}
+	case status == http.StatusOK:
+		// The server answered but the client could not use the answer
+		// (empty choices, malformed JSON): asking again rarely helps.
+		return failure{reason: "unusable response"}
+	}
+	// No recorder information: a model we did not build. Read what we can.
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit, llms.ErrCodeProviderUnavailable, llms.ErrCodeTimeout:
+			return failure{retryable: true, reason: string(le.Code)}
+		}
+	}
+	if m := statusInText.FindStringSubmatch(err.Error()); m != nil {
+		s, _ := strconv.Atoi(m[1])
+		return failure{retryable: retryableStatus(s), status: s, reason: "HTTP " + m[1]}
+	}
+	if strings.Contains(strings.ToLower(err.Error()), "timeout") {
+		return failure{retryable: true, reason: "timeout"}
+	}
+	return failure{reason: "error"}
+}
+
+func retryableStatus(s int) bool {
+	return s == http.StatusTooManyRequests || s == http.StatusRequestTimeout || s >= 500
+}
+
+// redactor removes secrets from text that may reach an error or a log.
+type redactor struct {
+	secrets []string
+}
+
+var tokenish = regexp.MustCompile(`(?i)(bearer\s+)[^\s"',]+|\b(sk|sk-ant|sk-proj)-[A-Za-z0-9_\-]{8,}`)
+
+func (r redactor) redact(s string) string {
+	for _, sec := range r.secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	s = tokenish.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(strings.ToLower(m), "bearer") {
+			return "Bearer [REDACTED]"
+		}
+		return "[REDACTED]"
+	})
+	const maxLen = 400
+	if len(s) > maxLen {
+		s = strings.ToValidUTF8(s[:maxLen], "") + "..."
+	}
+	return s
+}

@@ -1,0 +1,3 @@
+package loader
+
+//go:generate go run ./internal/genfixtures -out ../testdata/pdf

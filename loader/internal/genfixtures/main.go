@@ -1,0 +1,111 @@
+// Command genfixtures writes the loader's PDF test fixtures to testdata/pdf.
+//
+// The generated files come from package pdfgen and are reproducible. With
+// -external it also makes fixtures with Debian tools when they are installed:
+// encrypted copies (qpdf), a word-processor PDF (LibreOffice) and poppler's
+// pdftotext reading of it, used as reference lines. Tests only read the
+// committed files; they never run these tools.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"docgraph/loader/internal/pdfgen"
+)
+
+func main() {
+	out := flag.String("out", "../testdata/pdf", "directory to write fixtures to")
+	external := flag.Bool("external", false, "also make fixtures with qpdf, LibreOffice and pdftotext")
+	flag.Parse()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	files := pdfgen.Fixtures()
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(*out, name), files[name], 0o644); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("wrote", name)
+	}
+	if *external {
+		if err := makeExternal(*out); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func run(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	if out, err := cmd.Output(); err != nil {
+		return fmt.Errorf("%s %s: %w (%s)", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func makeExternal(dir string) error {
+	// qpdf: RC4 with a user password, AES-256 (which the pdf library does not
+	// implement at all), and AES-128 with an empty user password, which any
+	// reader opens without asking.
+	for _, c := range []struct{ name, user, owner, bits string }{
+		{"encrypted-user.pdf", "reader-pw", "owner-pw", "128"},
+		{"encrypted-aes256.pdf", "reader-pw", "owner-pw", "256"},
+		{"encrypted-owner.pdf", "", "owner-pw", "128"},
+	} {
+		args := []string{"--static-id", "--allow-weak-crypto", "--encrypt", c.user, c.owner, c.bits}
+		if c.bits == "128" && c.user != "" {
+			args = append(args, "--use-aes=n")
+		} else if c.bits == "128" {
+			args = append(args, "--use-aes=y")
+		}
+		args = append(args, "--", "prose.pdf", c.name)
+		if err := run(dir, "qpdf", args...); err != nil {
+			return err
+		}
+		fmt.Println("wrote", c.name)
+	}
+
+	// LibreOffice typesets HTML the way a word processor does: embedded
+	// subset TrueType fonts, justified lines, real paragraph spacing.
+	html, text := officeDoc()
+	tmp, err := os.MkdirTemp("", "genfixtures")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, "office.html"), []byte(html), 0o644); err != nil {
+		return err
+	}
+	if err := run(tmp, "soffice", "--headless", "-env:UserInstallation=file://"+tmp+"/profile",
+		"--infilter=HTML (StarWriter)", "--convert-to", "pdf:writer_pdf_Export", "office.html"); err != nil {
+		return err
+	}
+	pdfData, err := os.ReadFile(filepath.Join(tmp, "office.pdf"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "office.pdf"), pdfData, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "office.txt"), []byte(text), 0o644); err != nil {
+		return err
+	}
+	if err := run(dir, "pdftotext", "-enc", "UTF-8", "office.pdf", "office.pdftotext.txt"); err != nil {
+		return err
+	}
+	fmt.Println("wrote office.pdf office.txt office.pdftotext.txt")
+	return nil
+}

@@ -1,0 +1,209 @@
+// Package loader is docgraph's first stage: it reads .txt, Markdown and PDF files into Documents.
+// It normalises text (BOM, CRLF, invalid UTF-8) and rebuilds PDF words and lines from glyph positions.
+package loader
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Document is one loaded file (or, via NewDocument, one in-memory text).
+type Document struct {
+	ID       string // first 32 hex chars of sha256(Text): identical text, identical ID
+	Hash     string // full hex sha256 of Text
+	Path     string
+	Title    string // first Markdown heading, PDF metadata title, else the file name without extension
+	Text     string // UTF-8, LF line ends
+	Format   string // "txt", "md" or "pdf"
+	Size     int64  // bytes on disk
+	ModTime  time.Time
+	Warnings []string // problems that were repaired rather than rejected
+}
+
+// NewDocument makes a Document for text that does not come from a file
+// (for example evaluation passages); ID and Hash are computed from text.
+func NewDocument(path, format, title, text string) *Document {
+	sum := sha256.Sum256([]byte(text))
+	hash := hex.EncodeToString(sum[:])
+	return &Document{
+		ID:     hash[:32],
+		Hash:   hash,
+		Path:   path,
+		Title:  title,
+		Text:   text,
+		Format: format,
+		Size:   int64(len(text)),
+	}
+}
+
+// Sentinel causes. Every error from Load is a *FileError wrapping one of
+// these where one applies, so callers can branch with errors.Is.
+var (
+	ErrUnsupported  = errors.New("unsupported file type")
+	ErrEmpty        = errors.New("empty document")
+	ErrBinary       = errors.New("binary content")
+	ErrTooLarge     = errors.New("file too large")
+	ErrInvalidUTF8  = errors.New("invalid UTF-8")
+	ErrMalformedPDF = errors.New("malformed PDF")
+	ErrEncryptedPDF = errors.New("encrypted PDF")
+)
+
+// FileError names the file a load failed on and why.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return "load " + e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// UTF8Policy says what to do with text files that are not valid UTF-8.
+type UTF8Policy int
+
+const (
+	// Repair replaces every invalid byte with U+FFFD and records a Warning.
+	Repair UTF8Policy = iota
+	// Reject fails the load with ErrInvalidUTF8.
+	Reject
+)
+
+// DefaultMaxBytes is the size limit used unless WithMaxBytes says otherwise.
+const DefaultMaxBytes int64 = 64 << 20
+
+// Loader reads files into Documents. It is safe for concurrent use.
+type Loader struct {
+	maxBytes int64
+	utf8     UTF8Policy
+}
+
+// Option configures a Loader.
+type Option func(*Loader)
+
+// WithMaxBytes sets the largest file Load accepts; larger files fail with ErrTooLarge.
+// n <= 0 keeps the default (64 MiB).
+func WithMaxBytes(n int64) Option {
+	return func(l *Loader) {
+		if n > 0 {
+			l.maxBytes = n
+		}
+	}
+}
+
+// WithInvalidUTF8 sets how text files with invalid UTF-8 are handled (default Repair).
+func WithInvalidUTF8(policy UTF8Policy) Option {
+	return func(l *Loader) { l.utf8 = policy }
+}
+
+// New returns a Loader with the given options applied.
+func New(opts ...Option) *Loader {
+	l := &Loader{maxBytes: DefaultMaxBytes, utf8: Repair}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+var formats = map[string]string{
+	".txt":      "txt",
+	".text":     "txt",
+	".md":       "md",
+	".markdown": "md",
+	".pdf":      "pdf",
+}
+
+// Supported reports whether Load handles path, judged by its extension alone.
+func Supported(path string) bool {
+	_, ok := formats[strings.ToLower(filepath.Ext(path))]
+	return ok
+}
+
+// Load reads the file at path into a Document. Errors are *FileError.
+func (l *Loader) Load(ctx context.Context, path string) (*Document, error) {
+	doc, err := l.load(ctx, path)
+	if err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	return doc, nil
+}
+
+func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ext := filepath.Ext(path)
+	format, ok := formats[strings.ToLower(ext)]
+	if !ok {
+		if ext == "" {
+			return nil, fmt.Errorf("%w: no file extension", ErrUnsupported)
+		}
+		return nil, fmt.Errorf("%w: extension %q", ErrUnsupported, ext)
+	}
+	data, info, err := l.read(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%w: file is empty or only whitespace", ErrEmpty)
+	}
+
+	var text, title string
+	var warnings []string
+	switch format {
+	case "pdf":
+		text, title, warnings, err = extractPDF(ctx, data)
+	default:
+		text, warnings, err = decodeText(data, l.utf8)
+		if err == nil && format == "md" {
+			title = markdownTitle(text)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if title == "" {
+		title = strings.TrimSuffix(filepath.Base(path), ext)
+	}
+	doc := NewDocument(path, format, title, text)
+	doc.Size = info.Size()
+	doc.ModTime = info.ModTime()
+	doc.Warnings = warnings
+	return doc, nil
+}
+
+// read returns the whole file, refusing anything over the size limit. The
+// limit is enforced on the bytes actually read too, because Stat lies for
+// pipes and files that grow while we read them.
+func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if info.IsDir() {
+		return nil, nil, fmt.Errorf("%w: is a directory", ErrUnsupported)
+	}
+	if info.Size() > l.maxBytes {
+		return nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, info.Size(), l.maxBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, l.maxBytes+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(data)) > l.maxBytes {
+		return nil, nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, l.maxBytes)
+	}
+	return data, info, nil
+}

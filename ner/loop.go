@@ -1,0 +1,301 @@
+package ner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/llm"
+	"docgraph/prompts"
+)
+
+// Variant is the order of a gleaning round in loop-NER (HuixiangDou2,
+// Algorithm 2).
+type Variant string
+
+const (
+	// VariantBase asks for the missed records first and the judge after:
+	// it always gleans at least once, and found more entities and edges and
+	// answered better in the paper's comparison.
+	VariantBase Variant = "base"
+	// VariantTrial asks the judge first and gleans only on a "yes".
+	VariantTrial Variant = "trial"
+)
+
+// ParseVariant reads "base" or "trial", e.g. from a command-line flag.
+func ParseVariant(s string) (Variant, error) {
+	switch v := Variant(strings.ToLower(strings.TrimSpace(s))); v {
+	case VariantBase, VariantTrial:
+		return v, nil
+	}
+	return "", fmt.Errorf("loop-ner variant %q: want base or trial", s)
+}
+
+// Loop is the LLM extractor: one extraction request, then gleaning rounds
+// in the same conversation until the round limit, a "no" from the judge,
+// or the context budget stops it. Safe for concurrent use.
+type Loop struct {
+	model         llms.Model
+	gleaning      int
+	variant       Variant
+	entityTypes   []string
+	language      string
+	contextTokens int
+	count         func(string) int
+	callOpts      []llms.CallOption
+	stats         loopCounters
+}
+
+var _ Extractor = (*Loop)(nil)
+
+// LoopOption configures a Loop.
+type LoopOption func(*Loop)
+
+// WithGleaning sets the most gleaning rounds after the first extraction
+// (default 1; 0 extracts once).
+func WithGleaning(n int) LoopOption {
+	return func(l *Loop) {
+		if n >= 0 {
+			l.gleaning = n
+		}
+	}
+}
+
+// WithVariant chooses VariantBase (default) or VariantTrial; anything else means base.
+func WithVariant(v Variant) LoopOption {
+	return func(l *Loop) {
+		if v == VariantTrial {
+			l.variant = VariantTrial
+		} else {
+			l.variant = VariantBase
+		}
+	}
+}
+
+// WithEntityTypes sets the entity types the prompt allows (default prompts.DefaultEntityTypes).
+func WithEntityTypes(types ...string) LoopOption {
+	return func(l *Loop) { l.entityTypes = types }
+}
+
+// WithLanguage sets the language of the descriptions (default English).
+func WithLanguage(lang string) LoopOption {
+	return func(l *Loop) { l.language = lang }
+}
+
+// WithContextTokens is the model's context budget (default 32768): a round
+// whose conversation, plus room for an answer as long as the first, would
+// exceed it is skipped.
+func WithContextTokens(n int) LoopOption {
+	return func(l *Loop) {
+		if n > 0 {
+			l.contextTokens = n
+		}
+	}
+}
+
+// WithTokenCounter counts tokens for the context budget, e.g. with
+// splitter's tokenizer (default llm.EstimateTokens).
+func WithTokenCounter(count func(string) int) LoopOption {
+	return func(l *Loop) {
+		if count != nil {
+			l.count = count
+		}
+	}
+}
+
+// WithCallOptions are passed to every model call (default temperature 0).
+func WithCallOptions(opts ...llms.CallOption) LoopOption {
+	return func(l *Loop) { l.callOpts = opts }
+}
+
+// NewLoop returns a loop-NER extractor asking model; pass an llm.Client so
+// that the calls are limited, retried, cached and counted.
+func NewLoop(model llms.Model, opts ...LoopOption) *Loop {
+	l := &Loop{
+		model:         model,
+		gleaning:      1,
+		variant:       VariantBase,
+		contextTokens: 32768,
+		count:         llm.EstimateTokens,
+		callOpts:      []llms.CallOption{llms.WithTemperature(0)},
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// Name identifies the extractor and its settings, e.g. for marking which
+// extractor produced a stored extraction: "loop-base-g1:openai:gpt-4o-mini".
+func (l *Loop) Name() string {
+	n := fmt.Sprintf("loop-%s-g%d", l.variant, l.gleaning)
+	if m, ok := l.model.(interface{ Name() string }); ok {
+		n += ":" + m.Name()
+	}
+	return n
+}
+
+// LoopStats are a Loop's counters, for the ingest summary.
+type LoopStats struct {
+	Chunks       int64 // chunks extracted successfully
+	Failed       int64 // chunks whose extraction failed
+	Calls        int64 // model calls: extractions, gleaning rounds and judge questions
+	Rounds       int64 // gleaning rounds run
+	ContextSkips int64 // rounds skipped because the conversation would not fit
+	JudgeYes     int64
+	JudgeNo      int64
+	JudgeInvalid int64 // judge answers that were neither yes nor no (gleaning stopped)
+	Rejected     int64 // malformed records dropped
+	Entities     int64 // entities returned, after merging rounds
+	Relations    int64 // relations returned, after merging rounds
+}
+
+type loopCounters struct {
+	chunks, failed, calls, rounds, skips atomic.Int64
+	judgeYes, judgeNo, judgeInvalid      atomic.Int64
+	rejected, entities, relations        atomic.Int64
+}
+
+// Stats returns the counters so far.
+func (l *Loop) Stats() LoopStats {
+	s := &l.stats
+	return LoopStats{
+		Chunks: s.chunks.Load(), Failed: s.failed.Load(), Calls: s.calls.Load(),
+		Rounds: s.rounds.Load(), ContextSkips: s.skips.Load(),
+		JudgeYes: s.judgeYes.Load(), JudgeNo: s.judgeNo.Load(), JudgeInvalid: s.judgeInvalid.Load(),
+		Rejected: s.rejected.Load(), Entities: s.entities.Load(), Relations: s.relations.Load(),
+	}
+}
+
+// loopConversation is one chunk's message history and its token count.
+type loopConversation struct {
+	msgs   []llms.MessageContent
+	tokens int
+}
+
+func (c *loopConversation) add(role llms.ChatMessageType, text string, count func(string) int) {
+	c.msgs = append(c.msgs, llms.TextParts(role, text))
+	c.tokens += count(text) + 4 // a few tokens of chat framing per message
+}
+
+// Extract implements Extractor.
+func (l *Loop) Extract(ctx context.Context, c Chunk) (*Extraction, error) {
+	x, err := l.extract(ctx, c)
+	if err != nil {
+		l.stats.failed.Add(1)
+		return nil, fmt.Errorf("loop-ner chunk %s: %w", c.ID, err)
+	}
+	l.stats.chunks.Add(1)
+	l.stats.rejected.Add(int64(x.Rejected))
+	l.stats.entities.Add(int64(len(x.Entities)))
+	l.stats.relations.Add(int64(len(x.Relations)))
+	return x, nil
+}
+
+func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
+	data := prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text}
+	first, err := prompts.RenderExtract(data)
+	if err != nil {
+		return nil, err
+	}
+	more, err := prompts.RenderContinue(data)
+	if err != nil {
+		return nil, err
+	}
+	judge, err := prompts.RenderJudge(data)
+	if err != nil {
+		return nil, err
+	}
+
+	var conv loopConversation
+	conv.add(llms.ChatMessageTypeHuman, first, l.count)
+	answer, err := l.ask(ctx, conv.msgs)
+	if err != nil {
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	conv.add(llms.ChatMessageTypeAI, answer, l.count)
+	x := &Extraction{}
+	recMerge(x, ParseRecords(answer))
+	// A gleaning answer is expected to be no longer than the first one.
+	replyRoom := l.count(answer)
+
+	for round := 0; round < l.gleaning; round++ {
+		if l.variant == VariantTrial {
+			ok, err := l.judge(ctx, &conv, judge)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+		}
+		if conv.tokens+l.count(more)+replyRoom > l.contextTokens {
+			l.stats.skips.Add(1)
+			break
+		}
+		conv.add(llms.ChatMessageTypeHuman, more, l.count)
+		answer, err := l.ask(ctx, conv.msgs)
+		if err != nil {
+			return nil, fmt.Errorf("gleaning round %d: %w", round+1, err)
+		}
+		conv.add(llms.ChatMessageTypeAI, answer, l.count)
+		recMerge(x, ParseRecords(answer))
+		l.stats.rounds.Add(1)
+
+		// Base asks the judge after each round; after the last round there
+		// is nothing left to decide, so that question is not asked.
+		if l.variant == VariantBase && round+1 < l.gleaning {
+			ok, err := l.judge(ctx, &conv, judge)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+		}
+	}
+	recAddEndpoints(x)
+	return x, nil
+}
+
+// judge asks whether records remain. The question and its answer stay out of
+// the conversation, which keeps later rounds focused on the records; a
+// question that does not fit the context budget counts as a skip and a no.
+func (l *Loop) judge(ctx context.Context, conv *loopConversation, question string) (bool, error) {
+	const answerRoom = 16
+	if conv.tokens+l.count(question)+answerRoom > l.contextTokens {
+		l.stats.skips.Add(1)
+		return false, nil
+	}
+	msgs := append(conv.msgs[:len(conv.msgs):len(conv.msgs)], llms.TextParts(llms.ChatMessageTypeHuman, question))
+	answer, err := l.ask(ctx, msgs)
+	if err != nil {
+		return false, fmt.Errorf("judge: %w", err)
+	}
+	yes, ok := ParseJudge(answer)
+	switch {
+	case !ok:
+		l.stats.judgeInvalid.Add(1)
+		return false, nil
+	case yes:
+		l.stats.judgeYes.Add(1)
+	default:
+		l.stats.judgeNo.Add(1)
+	}
+	return yes, nil
+}
+
+func (l *Loop) ask(ctx context.Context, msgs []llms.MessageContent) (string, error) {
+	l.stats.calls.Add(1)
+	resp, err := l.model.GenerateContent(ctx, msgs, l.callOpts...)
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Choices) == 0 {
+		return "", fmt.Errorf("the model returned no choices")
+	}
+	return resp.Choices[0].Content, nil
+}

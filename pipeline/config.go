@@ -1,0 +1,191 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"docgraph/embedstore"
+	"docgraph/graphbuild"
+	"docgraph/loader"
+	"docgraph/ner"
+	"docgraph/splitter"
+	"docgraph/store"
+)
+
+// DefaultStore is the embedded default: a SQLite file under the working directory.
+const DefaultStore = "sqlite://./.docgraph/graph.db"
+
+// Settings are the knobs shared by the commands; flags, DOCGRAPH_* variables
+// and docgraph.yaml all end up here.
+type Settings struct {
+	Store         string
+	Embedder      string // "hash" or "hash:DIM"
+	ChunkTokens   int
+	ChunkOverlap  int
+	Concurrency   int
+	Neo4jDatabase string
+	BatchSize     int
+}
+
+// ApplyConfig fills every flag the user did not set on the command line from
+// the environment (DOCGRAPH_CHUNK_TOKENS for --chunk-tokens) or, failing that,
+// from the YAML config file (key chunk-tokens or chunk_tokens). A missing
+// config file is fine unless required is true.
+func ApplyConfig(flags *pflag.FlagSet, configPath string, required bool) error {
+	file := map[string]any{}
+	if configPath != "" {
+		data, err := os.ReadFile(configPath)
+		switch {
+		case err == nil:
+			if err := yaml.Unmarshal(data, &file); err != nil {
+				return fmt.Errorf("config %s: %w", configPath, err)
+			}
+		case errors.Is(err, fs.ErrNotExist) && !required:
+		default:
+			return fmt.Errorf("config %s: %w", configPath, err)
+		}
+	}
+	var firstErr error
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || firstErr != nil || f.Name == "config" || f.Name == "help" {
+			return
+		}
+		env := "DOCGRAPH_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if err := f.Value.Set(v); err != nil {
+				firstErr = fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+			return
+		}
+		v, ok := file[f.Name]
+		if !ok {
+			v, ok = file[strings.ReplaceAll(f.Name, "-", "_")]
+		}
+		if !ok {
+			return
+		}
+		if err := setFromYAML(f, v); err != nil {
+			firstErr = fmt.Errorf("config %s: %s: %w", configPath, f.Name, err)
+		}
+	})
+	return firstErr
+}
+
+func setFromYAML(f *pflag.Flag, v any) error {
+	if list, ok := v.([]any); ok {
+		for _, item := range list {
+			if err := f.Value.Set(fmt.Sprint(item)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return f.Value.Set(fmt.Sprint(v))
+}
+
+// NewEmbedder builds the embedder named by spec: "hash" (offline, 384
+// dimensions) or "hash:DIM".
+func NewEmbedder(spec string) (embedstore.Embedder, error) {
+	name, arg, _ := strings.Cut(spec, ":")
+	switch name {
+	case "", "hash":
+		dim := 384
+		if arg != "" {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 8 || n > 8192 {
+				return nil, fmt.Errorf("embedder %q: dimension must be an integer in 8..8192", spec)
+			}
+			dim = n
+		}
+		return embedstore.NewHash(embedstore.WithDimension(dim)), nil
+	}
+	return nil, fmt.Errorf("embedder %q: unknown provider %q (known: hash)", spec, name)
+}
+
+// OpenStore opens the configured store for the embedder's vectors. Server
+// credentials come from NEO4J_USER/NEO4J_PASSWORD (or DOCGRAPH_NEO4J_*).
+func OpenStore(ctx context.Context, s Settings, emb embedstore.Embedder, merger store.Merger) (store.Store, error) {
+	if s.Store == "" {
+		s.Store = DefaultStore
+	}
+	opts := store.Options{
+		Embedder:  store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		Merger:    merger,
+		Database:  s.Neo4jDatabase,
+		BatchSize: s.BatchSize,
+		Username:  firstEnv("NEO4J_USER", "NEO4J_USERNAME", "DOCGRAPH_NEO4J_USER"),
+		Password:  firstEnv("NEO4J_PASSWORD", "DOCGRAPH_NEO4J_PASSWORD"),
+	}
+	st, err := store.Open(ctx, s.Store, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", store.Redact(s.Store), err)
+	}
+	return st, nil
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Offline builds the pipeline that needs no model: the built-in extractor and
+// the embedder named in s, over the opened store.
+func Offline(s Settings, emb embedstore.Embedder, st Store) (*Pipeline, error) {
+	if s.ChunkTokens == 0 {
+		s.ChunkTokens = 768
+	}
+	if s.ChunkOverlap == 0 {
+		s.ChunkOverlap = 32
+	}
+	sp, err := splitter.New(splitter.WithChunkSize(s.ChunkTokens), splitter.WithOverlap(s.ChunkOverlap))
+	if err != nil {
+		return nil, fmt.Errorf("splitter: %w", err)
+	}
+	ex := ner.NewOffline()
+	return &Pipeline{
+		Loader:      loader.New(),
+		Splitter:    sp,
+		Extractor:   ex,
+		Embedder:    emb,
+		Store:       st,
+		Concurrency: s.Concurrency,
+		Fingerprint: Fingerprint(s, ex.Name(), emb),
+	}, nil
+}
+
+// Fingerprint names the settings that shape a document's chunks and graph.
+func Fingerprint(s Settings, extractor string, emb embedstore.Embedder) string {
+	return fmt.Sprintf("chunk=%d/%d ner=%s emb=%s/%d", s.ChunkTokens, s.ChunkOverlap, extractor, emb.Name(), emb.Dimension())
+}
+
+// NewMerger is the merger every command uses for the embedder.
+func NewMerger(emb embedstore.Embedder) store.Merger {
+	return graphbuild.NewMerger(emb)
+}
+
+// AddStoreFlags registers the flags every command needs to reach a store.
+func (s *Settings) AddStoreFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Store, "store", DefaultStore, "graph store URL: sqlite://PATH or neo4j://HOST:7687 (bolt://, neo4j+s://)")
+	fs.StringVar(&s.Embedder, "embedder", "hash", "embedder: hash[:DIM] (offline)")
+	fs.StringVar(&s.Neo4jDatabase, "neo4j-database", "", "Neo4j database name (default: the server's default)")
+	fs.IntVar(&s.BatchSize, "batch-size", 1000, "rows per write statement on server stores")
+}
+
+// AddIngestFlags registers the flags that shape chunks and the run.
+func (s *Settings) AddIngestFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&s.ChunkTokens, "chunk-tokens", 768, "chunk size in tokens (cl100k)")
+	fs.IntVar(&s.ChunkOverlap, "chunk-overlap", 32, "overlap between consecutive chunks in tokens")
+	fs.IntVar(&s.Concurrency, "concurrency", 4, "documents (and chunk extractions) processed at once")
+}

@@ -1,0 +1,16 @@
+package pipeline_test
+
+import (
+	"github.com/spf13/pflag"
+
+	"docgraph/pipeline"
+)
+
+type pflagSet = pflag.FlagSet
+
+func newFlagSet(s *pipeline.Settings) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	s.AddStoreFlags(fs)
+	s.AddIngestFlags(fs)
+	return fs
+}

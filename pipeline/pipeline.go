@@ -1,0 +1,451 @@
+// Package pipeline composes docgraph's ingest stages (Loader, Splitter,
+// Extractor, Builder, Embedder, Store) and runs them over files and folders.
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"docgraph/embedstore"
+	"docgraph/graphbuild"
+	"docgraph/loader"
+	"docgraph/ner"
+	"docgraph/splitter"
+	"docgraph/store"
+)
+
+// Loader reads one file into a document.
+type Loader interface {
+	Load(ctx context.Context, path string) (*loader.Document, error)
+}
+
+// Splitter cuts a document's text into token-bounded chunks.
+type Splitter interface {
+	Split(docID, text string) []splitter.Chunk
+}
+
+// Store is what ingest needs of a backend.
+type Store interface {
+	store.Writer
+	Document(ctx context.Context, id string) (*store.Document, error)
+	DocumentByPath(ctx context.Context, path string) (*store.Document, error)
+	Documents(ctx context.Context) ([]store.Document, error)
+	Stats(ctx context.Context) (*store.Stats, error)
+}
+
+// Pipeline is the ingest stages composed in order, like an analyzer in bleve:
+// each field is one small stage interface.
+type Pipeline struct {
+	Loader    Loader
+	Splitter  Splitter
+	Extractor ner.Extractor
+	Embedder  embedstore.Embedder
+	Store     Store
+
+	// Concurrency bounds documents in flight and chunk extractions per document.
+	Concurrency int
+	// Fingerprint names the settings that shape chunks and graph; a stored
+	// document with another fingerprint is re-processed even if unchanged.
+	Fingerprint string
+	// EmbedBatch bounds texts per embedder call.
+	EmbedBatch int
+	// Progress, when set, hears about each file.
+	Progress Progress
+}
+
+// Progress receives ingest events; implementations must be safe for concurrent use.
+type Progress interface {
+	Start(total int)
+	File(r FileResult)
+}
+
+// Outcome is what happened to one file.
+type Outcome string
+
+const (
+	Added     Outcome = "added"
+	Updated   Outcome = "updated"
+	Unchanged Outcome = "unchanged"
+	Renamed   Outcome = "renamed"
+	Duplicate Outcome = "duplicate"
+	Failed    Outcome = "failed"
+	Deleted   Outcome = "deleted"
+)
+
+// FileResult reports one file.
+type FileResult struct {
+	Path      string        `json:"path"`
+	DocID     string        `json:"doc_id,omitempty"`
+	Outcome   Outcome       `json:"outcome"`
+	Error     string        `json:"error,omitempty"`
+	Warnings  []string      `json:"warnings,omitempty"`
+	Chunks    int           `json:"chunks,omitempty"`
+	Entities  int           `json:"entities,omitempty"`
+	Relations int           `json:"relations,omitempty"`
+	Rejected  int           `json:"rejected_records,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// Summary reports a whole run.
+type Summary struct {
+	Added     int `json:"added"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	Renamed   int `json:"renamed"`
+	Duplicate int `json:"duplicate"`
+	Failed    int `json:"failed"`
+	Deleted   int `json:"deleted"`
+	// Written counts what this run wrote; Totals what the store holds after it.
+	ChunksWritten    int           `json:"chunks_written"`
+	EntityMentions   int           `json:"entity_mentions_written"`
+	RelationMentions int           `json:"relation_mentions_written"`
+	Totals           *store.Stats  `json:"totals,omitempty"`
+	Failures         []FileResult  `json:"failures,omitempty"`
+	Duration         time.Duration `json:"duration_ns"`
+}
+
+// Options for one Ingest run.
+type Options struct {
+	// Prune deletes stored documents whose files no longer exist.
+	Prune bool
+}
+
+// Ingest loads every supported file under paths and brings the store up to
+// date. A failing file is reported and never stops the others; the returned
+// error is for failures of the run itself (cancelled, store unusable).
+func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*Summary, error) {
+	start := time.Now()
+	files, walkFailures, err := Walk(paths)
+	if err != nil {
+		return nil, err
+	}
+	if p.Progress != nil {
+		p.Progress.Start(len(files) + len(walkFailures))
+	}
+	sum := &Summary{}
+	var mu sync.Mutex
+	record := func(r FileResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.Outcome {
+		case Added:
+			sum.Added++
+		case Updated:
+			sum.Updated++
+		case Unchanged:
+			sum.Unchanged++
+		case Renamed:
+			sum.Renamed++
+		case Duplicate:
+			sum.Duplicate++
+		case Deleted:
+			sum.Deleted++
+		case Failed:
+			sum.Failed++
+			sum.Failures = append(sum.Failures, r)
+		}
+		if r.Outcome == Added || r.Outcome == Updated {
+			sum.ChunksWritten += r.Chunks
+			sum.EntityMentions += r.Entities
+			sum.RelationMentions += r.Relations
+		}
+		if p.Progress != nil {
+			p.Progress.File(r)
+		}
+	}
+	for _, f := range walkFailures {
+		record(f)
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.concurrency())
+	for _, path := range files {
+		g.Go(func() error {
+			r := p.IngestFile(gctx, path)
+			if err := gctx.Err(); err != nil && r.Outcome == Failed {
+				return err
+			}
+			record(r)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return sum, fmt.Errorf("ingest interrupted: %w", err)
+	}
+	if opts.Prune {
+		if err := p.prune(ctx, record); err != nil {
+			return sum, err
+		}
+	}
+	sort.Slice(sum.Failures, func(i, j int) bool { return sum.Failures[i].Path < sum.Failures[j].Path })
+	if st, err := p.Store.Stats(ctx); err == nil {
+		sum.Totals = st
+	}
+	sum.Duration = time.Since(start)
+	return sum, nil
+}
+
+// IngestFile brings one file's document up to date and says what it did.
+func (p *Pipeline) IngestFile(ctx context.Context, path string) FileResult {
+	start := time.Now()
+	r := p.ingestFile(ctx, path)
+	r.Duration = time.Since(start)
+	return r
+}
+
+func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
+	res := FileResult{Path: path}
+	fail := func(err error) FileResult {
+		res.Outcome, res.Error = Failed, err.Error()
+		return res
+	}
+	prev, err := p.Store.DocumentByPath(ctx, path)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fail(fmt.Errorf("%s: read store: %w", path, err))
+	}
+	doc, err := p.Loader.Load(ctx, path)
+	if err != nil {
+		// Keep a done version of this path: a bad edit must not lose data.
+		if prev == nil || prev.Status != store.StatusDone {
+			p.markFailed(ctx, path, err)
+		}
+		return fail(err)
+	}
+	res.DocID, res.Warnings = doc.ID, doc.Warnings
+	if prev != nil && prev.ID == doc.ID && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint {
+		res.Outcome = Unchanged
+		return res
+	}
+	if prev == nil || prev.ID != doc.ID {
+		same, err := p.Store.Document(ctx, doc.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fail(fmt.Errorf("%s: read store: %w", path, err))
+		}
+		if same != nil && same.Status == store.StatusDone && same.Fingerprint == p.Fingerprint && same.Path != path {
+			if _, statErr := os.Stat(same.Path); errors.Is(statErr, fs.ErrNotExist) {
+				// The same content moved here: keep the graph, change the path.
+				if err := p.Store.RenameDocument(ctx, doc.ID, path); err != nil {
+					return fail(fmt.Errorf("%s: rename from %s: %w", path, same.Path, err))
+				}
+				if prev != nil {
+					if err := p.Store.DeleteDocument(ctx, prev.ID); err != nil {
+						return fail(fmt.Errorf("%s: delete old version: %w", path, err))
+					}
+				}
+				res.Outcome = Renamed
+				return res
+			}
+			res.Outcome = Duplicate
+			res.Warnings = append(res.Warnings, "same content as "+same.Path+"; not stored twice")
+			return res
+		}
+	}
+	w, rejected, err := p.Build(ctx, doc)
+	if err != nil {
+		if prev == nil || prev.Status != store.StatusDone {
+			p.markFailed(ctx, path, err)
+		}
+		return fail(err)
+	}
+	if prev != nil && prev.ID != doc.ID {
+		w.Replaces = append(w.Replaces, prev.ID)
+	}
+	if pid := PathID(path); pid != doc.ID && (prev == nil || prev.ID != pid) {
+		w.Replaces = append(w.Replaces, pid) // a failure row from an earlier run
+	}
+	if err := p.Store.WriteDocument(ctx, w); err != nil {
+		return fail(fmt.Errorf("%s: write: %w", path, err))
+	}
+	res.Chunks, res.Entities, res.Relations, res.Rejected = len(w.Chunks), len(w.Entities), len(w.Relations), rejected
+	res.Outcome = Added
+	if prev != nil && prev.Status == store.StatusDone {
+		res.Outcome = Updated
+	}
+	return res
+}
+
+// Build runs split, extract, build and embed for one loaded document,
+// returning the write that stores it.
+func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.DocumentWrite, int, error) {
+	chunks := p.Splitter.Split(doc.ID, doc.Text)
+	if len(chunks) == 0 {
+		return nil, 0, fmt.Errorf("%s: no text to index after splitting", doc.Path)
+	}
+	extractions := make([]graphbuild.ChunkExtraction, len(chunks))
+	var rejected int
+	var rmu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.concurrency())
+	for i, c := range chunks {
+		g.Go(func() error {
+			ex, err := p.Extractor.Extract(gctx, ner.Chunk{ID: c.ID(), DocTitle: doc.Title, Text: c.Text})
+			if err != nil {
+				return fmt.Errorf("%s: extract chunk %d: %w", doc.Path, c.Index, err)
+			}
+			extractions[i] = graphbuild.ChunkExtraction{ChunkID: c.ID(), Extraction: ex}
+			rmu.Lock()
+			rejected += ex.Rejected
+			rmu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, err
+	}
+	ents, rels := graphbuild.Build(extractions)
+
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	vecs, err := p.embed(ctx, texts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: embed chunks: %w", doc.Path, err)
+	}
+	rows := make([]store.Chunk, len(chunks))
+	for i, c := range chunks {
+		rows[i] = store.Chunk{ID: c.ID(), DocID: doc.ID, Index: c.Index, Text: c.Text, Tokens: c.Tokens, Start: c.Start, End: c.End, Embedding: vecs[i]}
+	}
+	w := &store.DocumentWrite{
+		Document: store.Document{
+			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
+			Fingerprint: p.Fingerprint, Status: store.StatusDone, Size: doc.Size, ModTime: doc.ModTime,
+			UpdatedAt: time.Now().UTC(), Chunks: len(rows),
+		},
+		Chunks: rows, Entities: ents, Relations: rels,
+	}
+	return w, rejected, nil
+}
+
+func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	batch := p.EmbedBatch
+	if batch <= 0 {
+		batch = 64
+	}
+	out := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += batch {
+		part := texts[i:min(i+batch, len(texts))]
+		vecs, err := p.Embedder.EmbedDocuments(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		if len(vecs) != len(part) {
+			return nil, fmt.Errorf("embedder %s returned %d vectors for %d texts", p.Embedder.Name(), len(vecs), len(part))
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+// markFailed records a failure for a path that has no good stored version, so
+// that `ingest status` lists it and the next run retries it.
+func (p *Pipeline) markFailed(ctx context.Context, path string, cause error) {
+	if ctx.Err() != nil {
+		return
+	}
+	_ = p.Store.SetStatus(ctx, store.Document{ID: PathID(path), Path: path, Title: filepath.Base(path)}, store.StatusFailed, cause.Error())
+}
+
+// prune deletes documents whose files are gone.
+func (p *Pipeline) prune(ctx context.Context, record func(FileResult)) error {
+	docs, err := p.Store.Documents(ctx)
+	if err != nil {
+		return fmt.Errorf("prune: list documents: %w", err)
+	}
+	for _, d := range docs {
+		if d.Format == "kg" || d.Path == "" || strings.Contains(d.Path, "://") {
+			continue
+		}
+		if _, err := os.Stat(d.Path); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		start := time.Now()
+		if err := p.Store.DeleteDocument(ctx, d.ID); err != nil {
+			return fmt.Errorf("prune %s: %w", d.Path, err)
+		}
+		record(FileResult{Path: d.Path, DocID: d.ID, Outcome: Deleted, Duration: time.Since(start)})
+	}
+	return nil
+}
+
+func (p *Pipeline) concurrency() int {
+	if p.Concurrency > 0 {
+		return p.Concurrency
+	}
+	return 4
+}
+
+// PathID is the id of the placeholder row that records a failure for a file
+// whose content could not be read (so it has no content id).
+func PathID(path string) string {
+	sum := sha256.Sum256([]byte("path\x00" + path))
+	return "f" + hex.EncodeToString(sum[:15])
+}
+
+// Walk expands files and folders (recursively) into the supported files under
+// them, sorted, with absolute paths. Hidden files and folders are skipped in
+// folders; a named file that is not supported is reported as a failure.
+func Walk(paths []string) ([]string, []FileResult, error) {
+	seen := map[string]bool{}
+	var files []string
+	var failures []FileResult
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		info, err := os.Stat(abs)
+		if err != nil {
+			failures = append(failures, FileResult{Path: abs, Outcome: Failed, Error: fmt.Sprintf("%s: %v", p, errors.Unwrap(err))})
+			continue
+		}
+		if !info.IsDir() {
+			if !loader.Supported(abs) {
+				failures = append(failures, FileResult{Path: abs, Outcome: Failed, Error: fmt.Sprintf("%s: unsupported file type (want .txt, .md or .pdf)", p)})
+				continue
+			}
+			if !seen[abs] {
+				seen[abs] = true
+				files = append(files, abs)
+			}
+			continue
+		}
+		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				failures = append(failures, FileResult{Path: path, Outcome: Failed, Error: err.Error()})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if path != abs && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && loader.Supported(path) && !seen[path] {
+				seen[path] = true
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	sort.Strings(files)
+	return files, failures, nil
+}

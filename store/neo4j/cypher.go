@@ -1,0 +1,384 @@
+package neo4j
+
+import "fmt"
+
+// Every Cypher statement the store runs is a constant in this file: data
+// travels only as parameters, and labels, relationship types, property keys
+// and index names are fixed text. The one exception is the vector index DDL,
+// whose OPTIONS cannot take parameters on every 5.x server; vectorIndexDDL
+// formats a validated integer into it and nothing else.
+//
+// Labels and relationship types (schemaLabels and schemaRelTypes list them):
+//
+//	(:Document)                      one per document id; path, title, hash, status, ...
+//	(:Chunk)-[:PART_OF]->(:Document) token-bounded spans with embedding
+//	(:Chunk)-[:NEXT]->(:Chunk)       reading order inside a document
+//	(:Entity)-[:MENTIONED_IN]->(:Chunk)  the edge holds that chunk's fragment
+//	(:Entity)-[:RELATES]->(:Entity)  merged relation with embedding
+//	(:RelationMention)               one chunk's fragment of a relation
+//	(:DocgraphMeta)                  the embedder the vectors were made with
+
+// statement is Cypher text. Helpers that run Cypher take a statement, so only
+// constants (untyped string constants convert implicitly) or an explicit,
+// reviewed conversion can reach the server; the tests reject conversions
+// outside this file.
+type statement string
+
+var schemaLabels = []string{"Document", "Chunk", "Entity", "RelationMention", "DocgraphMeta"}
+
+var schemaRelTypes = []string{"PART_OF", "NEXT", "MENTIONED_IN", "RELATES"}
+
+// Index and constraint names. Vector and full-text indexes are addressed by
+// name in queries, passed as parameters.
+const (
+	idxChunkVector    = "docgraph_chunk_embedding"
+	idxEntityVector   = "docgraph_entity_embedding"
+	idxRelatesVector  = "docgraph_relates_embedding"
+	idxChunkText      = "docgraph_chunk_text"
+	idxEntityText     = "docgraph_entity_text"
+	metaEmbedderKey   = "embedder"
+	maxVectorDims     = 4096 // Neo4j 5 vector index limit
+	relVectorMinMajor = 5
+	relVectorMinMinor = 18 // relationship vector indexes arrived in 5.18
+)
+
+// schemaStatements are run at open, in order; all are idempotent.
+var schemaStatements = []statement{
+	`CREATE CONSTRAINT docgraph_document_id IF NOT EXISTS FOR (d:Document) REQUIRE d.id IS UNIQUE`,
+	`CREATE CONSTRAINT docgraph_chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.id IS UNIQUE`,
+	`CREATE CONSTRAINT docgraph_entity_id IF NOT EXISTS FOR (e:Entity) REQUIRE e.id IS UNIQUE`,
+	`CREATE CONSTRAINT docgraph_meta_key IF NOT EXISTS FOR (m:DocgraphMeta) REQUIRE m.key IS UNIQUE`,
+	`CREATE INDEX docgraph_document_path IF NOT EXISTS FOR (d:Document) ON (d.path)`,
+	`CREATE INDEX docgraph_document_status IF NOT EXISTS FOR (d:Document) ON (d.status)`,
+	`CREATE INDEX docgraph_chunk_doc IF NOT EXISTS FOR (c:Chunk) ON (c.doc_id)`,
+	`CREATE INDEX docgraph_relmention_relation IF NOT EXISTS FOR (m:RelationMention) ON (m.relation_id)`,
+	`CREATE INDEX docgraph_relmention_doc IF NOT EXISTS FOR (m:RelationMention) ON (m.doc_id)`,
+	`CREATE INDEX docgraph_relmention_source IF NOT EXISTS FOR (m:RelationMention) ON (m.source_id)`,
+	`CREATE INDEX docgraph_relmention_target IF NOT EXISTS FOR (m:RelationMention) ON (m.target_id)`,
+	`CREATE INDEX docgraph_relates_id IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.id)`,
+}
+
+const (
+	// The english analyzer stems, like the SQLite store's porter tokenizer.
+	stmtChunkTextIndex = "CREATE FULLTEXT INDEX docgraph_chunk_text IF NOT EXISTS FOR (c:Chunk) ON EACH [c.text] " +
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
+	stmtEntityTextIndex = "CREATE FULLTEXT INDEX docgraph_entity_text IF NOT EXISTS FOR (e:Entity) ON EACH [e.name, e.description] " +
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
+)
+
+// vectorIndexTemplates hold the one %d the dimension is formatted into.
+const (
+	tmplChunkVectorIndex = `CREATE VECTOR INDEX docgraph_chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}"
+	tmplEntityVectorIndex = `CREATE VECTOR INDEX docgraph_entity_embedding IF NOT EXISTS FOR (e:Entity) ON (e.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}"
+	tmplRelatesVectorIndex = `CREATE VECTOR INDEX docgraph_relates_embedding IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}"
+)
+
+const (
+	stmtServerInfo = `CALL dbms.components() YIELD name, versions, edition
+RETURN name, versions[0] AS version, edition`
+
+	// stmtSearchIndexes lists vector and full-text indexes, whatever their
+	// names, so one made by hand on a docgraph property is found too.
+	stmtSearchIndexes = `SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, options
+WHERE type IN ['VECTOR', 'FULLTEXT']
+RETURN name, type, entityType, labelsOrTypes, properties, options`
+
+	stmtAwaitIndexes = `CALL db.awaitIndexes($seconds)`
+
+	stmtReadMeta = `MATCH (m:DocgraphMeta {key: $key})
+RETURN m.name AS name, m.dimension AS dimension`
+
+	stmtWriteMeta = `MERGE (m:DocgraphMeta {key: $key})
+ON CREATE SET m.name = $name, m.dimension = $dimension
+RETURN m.name AS name, m.dimension AS dimension`
+)
+
+// Writes. $docs is a list of document ids; $rows a batch of maps.
+const (
+	stmtTouchedEntities = `MATCH (c:Chunk)<-[:MENTIONED_IN]-(e:Entity)
+WHERE c.doc_id IN $docs
+RETURN DISTINCT e.id AS id`
+
+	stmtTouchedRelations = `MATCH (m:RelationMention)
+WHERE m.doc_id IN $docs
+RETURN DISTINCT m.relation_id AS id`
+
+	stmtDeleteRelationMentions = `MATCH (m:RelationMention)
+WHERE m.doc_id IN $docs
+DELETE m`
+
+	stmtDeleteChunks = `MATCH (c:Chunk)
+WHERE c.doc_id IN $docs
+DETACH DELETE c`
+
+	stmtDeleteDocuments = `MATCH (d:Document)
+WHERE d.id IN $docs
+WITH collect(d) AS docs
+FOREACH (d IN docs | DETACH DELETE d)
+RETURN size(docs) AS n`
+
+	stmtCreateDocuments = `UNWIND $rows AS r
+CREATE (d:Document {id: r.id})
+SET d += r.props`
+
+	// stmtSetStatus leaves an existing document's other properties alone.
+	stmtSetStatus = `MERGE (d:Document {id: $id})
+ON CREATE SET d += $props, d.chunks = 0
+SET d.status = $status, d.error = $error, d.updated_at = $updated_at`
+
+	stmtRenameDocument = `MATCH (d:Document {id: $id})
+SET d.path = $path, d.updated_at = $updated_at
+RETURN count(d) AS n`
+
+	// stmtWriteChunks links each chunk to its document and to the chunk
+	// before it; rows come in reading order, so the previous chunk exists.
+	// The document's old chunks are gone by now, so a chunk id that still
+	// exists belongs to another document and the constraint refuses it.
+	stmtWriteChunks = "UNWIND $rows AS r\n" +
+		"MATCH (d:Document {id: r.doc})\n" +
+		"CREATE (c:Chunk {id: r.id})-[:PART_OF]->(d)\n" +
+		"SET c.doc_id = r.doc, c.`index` = r.idx, c.text = r.text, c.tokens = r.tokens,\n" +
+		"    c.start = r.start_off, c.`end` = r.end_off, c.embedding = r.embedding\n" +
+		"WITH c, r WHERE r.prev IS NOT NULL\n" +
+		"MATCH (p:Chunk {id: r.prev})\n" +
+		"CREATE (p)-[:NEXT]->(c)"
+
+	// Mentions are created, not merged: like the SQLite store, a repeated
+	// (entity, chunk) pair stays a second fragment; seq keeps input order.
+	stmtWriteEntityMentions = `UNWIND $rows AS r
+MATCH (c:Chunk {id: r.chunk_id})
+MERGE (e:Entity {id: r.entity_id})
+ON CREATE SET e.mentions = 0
+CREATE (e)-[m:MENTIONED_IN]->(c)
+SET m.name = r.name, m.type = r.type, m.description = r.description, m.doc_id = r.doc, m.seq = r.seq`
+
+	stmtWriteRelationMentions = `UNWIND $rows AS r
+CREATE (m:RelationMention)
+SET m.relation_id = r.relation_id, m.chunk_id = r.chunk_id, m.doc_id = r.doc, m.seq = r.seq,
+    m.source_id = r.source_id, m.target_id = r.target_id, m.type = r.type,
+    m.keywords = r.keywords, m.description = r.description, m.weight = r.weight`
+
+	// stmtLiveEntities returns which of the entities exist as merged
+	// entities (a node with mentions = 0 is only a placeholder).
+	stmtLiveEntities = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})
+WHERE e.mentions > 0
+RETURN e.id AS id`
+
+	// stmtEntityMentions returns every remaining fragment of the entities.
+	stmtEntityMentions = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})-[m:MENTIONED_IN]->(c:Chunk)
+RETURN e.id AS entity_id, c.id AS chunk_id, m.seq AS seq, m.name AS name, m.type AS type, m.description AS description`
+
+	stmtUpdateEntities = `UNWIND $rows AS r
+MATCH (e:Entity {id: r.id})
+SET e.name = r.name, e.type = r.type, e.description = r.description,
+    e.embedding = r.embedding, e.mentions = r.mentions`
+
+	// An entity the merge did not keep is deleted with its edges when no
+	// chunk mentions it; one the Merger skipped despite mentions stays as a
+	// placeholder holding them (mentions = 0, no merged properties).
+	stmtDeleteOrphanEntities = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})
+WHERE NOT EXISTS { (e)-[:MENTIONED_IN]->(:Chunk) }
+DETACH DELETE e`
+
+	stmtHideEntities = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})
+SET e.mentions = 0
+REMOVE e.name, e.type, e.description, e.embedding`
+
+	// stmtRelationsOfEntities finds relations with a mention naming one of
+	// the entities as an endpoint: they appear or vanish with it.
+	stmtRelationsOfEntities = `UNWIND $ids AS id
+CALL {
+  WITH id
+  MATCH (m:RelationMention {source_id: id})
+  RETURN m.relation_id AS rid
+  UNION
+  WITH id
+  MATCH (m:RelationMention {target_id: id})
+  RETURN m.relation_id AS rid
+}
+RETURN DISTINCT rid AS id`
+
+	// stmtRelationMentions returns the fragments of the relations whose two
+	// endpoint entities exist; a relation left with none is deleted.
+	stmtRelationMentions = `UNWIND $ids AS id
+MATCH (m:RelationMention {relation_id: id})
+WHERE EXISTS { MATCH (s:Entity {id: m.source_id}) WHERE s.mentions > 0 }
+  AND EXISTS { MATCH (t:Entity {id: m.target_id}) WHERE t.mentions > 0 }
+RETURN m.relation_id AS relation_id, m.chunk_id AS chunk_id, m.seq AS seq, m.source_id AS source_id,
+       m.target_id AS target_id, m.type AS type, m.keywords AS keywords, m.description AS description, m.weight AS weight`
+
+	// Touched relations are rebuilt: their merged edges are dropped and the
+	// merged ones created again between their (live) endpoints.
+	stmtDropRelations = `UNWIND $ids AS id
+MATCH ()-[r:RELATES {id: id}]->()
+DELETE r`
+
+	stmtCreateRelations = `UNWIND $rows AS r
+MATCH (s:Entity {id: r.source_id}), (t:Entity {id: r.target_id})
+CREATE (s)-[x:RELATES {id: r.id}]->(t)
+SET x.type = r.type, x.keywords = r.keywords, x.description = r.description,
+    x.weight = r.weight, x.embedding = r.embedding
+RETURN count(x) AS n`
+)
+
+// Reads.
+const (
+	stmtDocument = `MATCH (d:Document {id: $id})
+RETURN d {.*} AS d`
+
+	stmtDocumentByPath = `MATCH (d:Document {path: $path})
+RETURN d {.*} AS d
+ORDER BY CASE d.status WHEN $done THEN 0 ELSE 1 END, d.updated_at DESC, d.id
+LIMIT 1`
+
+	stmtDocuments = `MATCH (d:Document)
+RETURN d {.*} AS d
+ORDER BY d.path, d.id`
+
+	stmtStatusCounts = `MATCH (d:Document)
+RETURN d.status AS status, count(*) AS n`
+
+	stmtCounts = `CALL { MATCH (c:Chunk) RETURN count(c) AS chunks }
+CALL { MATCH (e:Entity) WHERE e.mentions > 0 RETURN count(e) AS entities }
+CALL { MATCH ()-[r:RELATES]->() RETURN count(r) AS relations }
+CALL { MATCH (e:Entity)-[:MENTIONED_IN]->(c:Chunk) WITH DISTINCT e, c RETURN count(*) AS mentions }
+RETURN chunks, entities, relations, mentions`
+
+	stmtChunks = "UNWIND $ids AS id\n" +
+		"MATCH (c:Chunk {id: id})\n" +
+		"RETURN c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding} AS c"
+
+	// stmtDocumentChunks also returns the chunk count the document records,
+	// so a read that raced a commit can tell and look again.
+	stmtDocumentChunks = "OPTIONAL MATCH (d:Document {id: $doc})\n" +
+		"CALL {\n" +
+		"  MATCH (c:Chunk {doc_id: $doc})\n" +
+		"  WITH c ORDER BY c.`index`\n" +
+		"  RETURN collect(c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding}) AS chunks\n" +
+		"}\n" +
+		"RETURN coalesce(d.chunks, 0) AS expected, chunks"
+
+	stmtEntities = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})
+WHERE e.mentions > 0
+RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e`
+
+	stmtRelations = `UNWIND $ids AS id
+MATCH (s:Entity)-[r:RELATES {id: id}]->(t:Entity)
+RETURN r {.id, .type, .keywords, .description, .weight, .embedding, source_id: s.id, target_id: t.id} AS r`
+
+	// Vector search returns every candidate with its document's status;
+	// the caller filters and widens the candidate count when too many fall
+	// away. Neo4j reports cosine as (1+cos)/2; the caller maps it back.
+	stmtSearchChunksVector = "CALL db.index.vector.queryNodes($index, $n, $vec) YIELD node AS c, score\n" +
+		"OPTIONAL MATCH (c)-[:PART_OF]->(d:Document)\n" +
+		"RETURN c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding} AS c,\n" +
+		"       d.status AS status, d.path AS path, d.title AS title, score"
+
+	// The scan variants compute the plain cosine in Cypher, so they work on
+	// every 5.x server and with no index at all. $qnorm is |$vec|.
+	stmtSearchChunksScan = "MATCH (c:Chunk)-[:PART_OF]->(d:Document {status: $done})\n" +
+		"WHERE c.embedding IS NOT NULL AND size(c.embedding) = size($vec)\n" +
+		"WITH c, d, reduce(a = [0.0, 0.0], i IN range(0, size($vec) - 1) |\n" +
+		"       [a[0] + c.embedding[i] * $vec[i], a[1] + c.embedding[i] * c.embedding[i]]) AS dn\n" +
+		"WHERE dn[1] > 0\n" +
+		"WITH c, d, dn[0] / sqrt(dn[1]) / $qnorm AS score\n" +
+		"ORDER BY score DESC, c.id\n" +
+		"LIMIT $k\n" +
+		"RETURN c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding} AS c,\n" +
+		"       d.status AS status, d.path AS path, d.title AS title, score"
+
+	stmtSearchChunksText = "CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS c, score\n" +
+		"MATCH (c)-[:PART_OF]->(d:Document {status: $done})\n" +
+		"RETURN c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding} AS c,\n" +
+		"       d.status AS status, d.path AS path, d.title AS title, score\n" +
+		"ORDER BY score DESC, c.id\n" +
+		"LIMIT $k"
+
+	stmtSearchEntitiesVector = `CALL db.index.vector.queryNodes($index, $k, $vec) YIELD node AS e, score
+WHERE e.mentions > 0
+RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e, score
+ORDER BY score DESC, e.id`
+
+	stmtSearchEntitiesScan = `MATCH (e:Entity)
+WHERE e.mentions > 0 AND e.embedding IS NOT NULL AND size(e.embedding) = size($vec)
+WITH e, reduce(a = [0.0, 0.0], i IN range(0, size($vec) - 1) |
+       [a[0] + e.embedding[i] * $vec[i], a[1] + e.embedding[i] * e.embedding[i]]) AS dn
+WHERE dn[1] > 0
+WITH e, dn[0] / sqrt(dn[1]) / $qnorm AS score
+ORDER BY score DESC, e.id
+LIMIT $k
+RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e, score`
+
+	stmtSearchEntitiesText = `CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS e, score
+WHERE e.mentions > 0
+RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e, score
+ORDER BY score DESC, e.id
+LIMIT $k`
+
+	stmtSearchRelationsVector = `CALL db.index.vector.queryRelationships($index, $k, $vec) YIELD relationship AS r, score
+RETURN r {.id, .type, .keywords, .description, .weight, .embedding,
+          source_id: startNode(r).id, target_id: endNode(r).id} AS r, score
+ORDER BY score DESC, r.id`
+
+	stmtSearchRelationsScan = `MATCH (s:Entity)-[r:RELATES]->(t:Entity)
+WHERE r.embedding IS NOT NULL AND size(r.embedding) = size($vec)
+WITH s, r, t, reduce(a = [0.0, 0.0], i IN range(0, size($vec) - 1) |
+       [a[0] + r.embedding[i] * $vec[i], a[1] + r.embedding[i] * r.embedding[i]]) AS dn
+WHERE dn[1] > 0
+WITH s, r, t, dn[0] / sqrt(dn[1]) / $qnorm AS score
+ORDER BY score DESC, r.id
+LIMIT $k
+RETURN r {.id, .type, .keywords, .description, .weight, .embedding, source_id: s.id, target_id: t.id} AS r, score`
+
+	// stmtRelationsOf returns each batch's strongest relations; the caller
+	// merges batches and applies the overall limit.
+	stmtRelationsOf = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})-[r:RELATES]-()
+WITH DISTINCT r
+ORDER BY r.weight DESC, r.id
+LIMIT $limit
+RETURN r {.id, .type, .keywords, .description, .weight, .embedding,
+          source_id: startNode(r).id, target_id: endNode(r).id} AS r`
+
+	stmtMentionsOf = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})-[:MENTIONED_IN]->(c:Chunk)
+RETURN DISTINCT e.id AS entity_id, c.id AS chunk_id, c.doc_id AS doc_id
+ORDER BY entity_id, chunk_id
+LIMIT $limit`
+
+	stmtEntitiesOfChunks = `UNWIND $ids AS id
+MATCH (c:Chunk {id: id})<-[:MENTIONED_IN]-(e:Entity)
+RETURN DISTINCT e.id AS entity_id, c.id AS chunk_id, c.doc_id AS doc_id
+ORDER BY chunk_id, entity_id`
+)
+
+// validDimension checks an embedder dimension before it is formatted into
+// index DDL: it must be a positive integer a Neo4j vector index accepts.
+func validDimension(dim int) error {
+	if dim < 1 || dim > maxVectorDims {
+		return fmt.Errorf("embedding dimension %d: Neo4j vector indexes take 1 to %d dimensions", dim, maxVectorDims)
+	}
+	return nil
+}
+
+// vectorIndexDDL formats a validated dimension into one of the vector
+// index templates above; any other text is refused.
+func vectorIndexDDL(tmpl string, dim int) (statement, error) {
+	switch tmpl {
+	case tmplChunkVectorIndex, tmplEntityVectorIndex, tmplRelatesVectorIndex:
+	default:
+		return "", fmt.Errorf("not a vector index template: %.40q", tmpl)
+	}
+	if err := validDimension(dim); err != nil {
+		return "", err
+	}
+	return statement(fmt.Sprintf(tmpl, dim)), nil
+}

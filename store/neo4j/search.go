@@ -1,0 +1,273 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"docgraph/store"
+)
+
+// maxCandidates bounds how far SearchChunks widens its index query when
+// hits of documents not done crowd out the rest; past it, it scans.
+const maxCandidates = 4096
+
+// queryVector checks a query vector: another dimension is an error (as in
+// the SQLite store); a zero vector matches nothing.
+func (s *Store) queryVector(vec []float32) (ok bool, err error) {
+	if s.emb.Dimension > 0 && len(vec) != s.emb.Dimension {
+		return false, fmt.Errorf("query vector has dimension %d, the store holds %s vectors of dimension %d", len(vec), s.emb.Name, s.emb.Dimension)
+	}
+	return len(vec) > 0 && norm(vec) > 0, nil
+}
+
+// indexCosine maps a Neo4j cosine index score, (1+cos)/2, back to the cosine
+// every store reports.
+func indexCosine(score float64) float64 { return 2*score - 1 }
+
+// SearchChunks returns the k chunks of done documents nearest to vec by
+// cosine, best first.
+func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store.ChunkHit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	ok, err := s.queryVector(vec)
+	if err != nil || !ok {
+		return nil, s.fail("search chunks", err)
+	}
+	index := s.indexName("VECTOR", "Chunk")
+	var out []store.ChunkHit
+	err = s.read(ctx, "search chunks", func(tx n4j.ManagedTransaction) error {
+		out = out[:0]
+		for n := 2*k + 10; index != "" && n <= maxCandidates+2*k+10; n *= 4 {
+			recs, err := collect(ctx, tx, stmtSearchChunksVector, map[string]any{"index": index, "n": int64(n), "vec": param(vec)})
+			if err != nil {
+				return err
+			}
+			out = chunkHits(recs, indexCosine)
+			if len(out) >= k || len(recs) < n {
+				return nil
+			}
+		}
+		recs, err := collect(ctx, tx, stmtSearchChunksScan, map[string]any{
+			"vec": param(vec), "qnorm": norm(vec), "k": int64(k), "done": string(store.StatusDone)})
+		if err != nil {
+			return err
+		}
+		out = chunkHits(recs, nil)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortChunkHits(out)
+	return out[:min(k, len(out))], nil
+}
+
+// chunkHits decodes hit records, keeping chunks of done documents.
+func chunkHits(recs []*n4j.Record, score func(float64) float64) []store.ChunkHit {
+	out := make([]store.ChunkHit, 0, len(recs))
+	for _, r := range recs {
+		if recordString(r, "status") != string(store.StatusDone) {
+			continue
+		}
+		h := store.ChunkHit{
+			Chunk:    decodeChunk(recordMap(r, "c")),
+			DocPath:  recordString(r, "path"),
+			DocTitle: recordString(r, "title"),
+			Score:    recordFloat(r, "score"),
+		}
+		if score != nil {
+			h.Score = score(h.Score)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func sortChunkHits(h []store.ChunkHit) {
+	sort.SliceStable(h, func(i, j int) bool {
+		if h[i].Score != h[j].Score {
+			return h[i].Score > h[j].Score
+		}
+		return h[i].ID < h[j].ID
+	})
+}
+
+// SearchEntities returns the k entities nearest to vec by cosine.
+func (s *Store) SearchEntities(ctx context.Context, vec []float32, k int) ([]store.EntityHit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	ok, err := s.queryVector(vec)
+	if err != nil || !ok {
+		return nil, s.fail("search entities", err)
+	}
+	var stmt statement = stmtSearchEntitiesScan
+	conv := func(f float64) float64 { return f }
+	params := map[string]any{"vec": param(vec), "qnorm": norm(vec), "k": int64(k)}
+	if index := s.indexName("VECTOR", "Entity"); index != "" {
+		stmt, conv = stmtSearchEntitiesVector, indexCosine
+		params["index"] = index
+	}
+	var out []store.EntityHit
+	err = s.read(ctx, "search entities", func(tx n4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, stmt, params)
+		if err != nil {
+			return err
+		}
+		out = entityHits(recs, conv)
+		return nil
+	})
+	return out, err
+}
+
+func entityHits(recs []*n4j.Record, score func(float64) float64) []store.EntityHit {
+	out := make([]store.EntityHit, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, store.EntityHit{Entity: decodeEntity(recordMap(r, "e")), Score: score(recordFloat(r, "score"))})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// SearchRelations returns the k relations nearest to vec by cosine, from
+// the relationship vector index where the server has one (5.18+) and by a
+// scan otherwise.
+func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]store.RelationHit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	ok, err := s.queryVector(vec)
+	if err != nil || !ok {
+		return nil, s.fail("search relations", err)
+	}
+	var stmt statement = stmtSearchRelationsScan
+	conv := func(f float64) float64 { return f }
+	params := map[string]any{"vec": param(vec), "qnorm": norm(vec), "k": int64(k)}
+	if index := s.indexName("VECTOR", "RELATES"); index != "" {
+		stmt, conv = stmtSearchRelationsVector, indexCosine
+		params["index"] = index
+	}
+	var out []store.RelationHit
+	err = s.read(ctx, "search relations", func(tx n4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, stmt, params)
+		if err != nil {
+			return err
+		}
+		out = make([]store.RelationHit, 0, len(recs))
+		for _, r := range recs {
+			out = append(out, store.RelationHit{Relation: decodeRelation(recordMap(r, "r")), Score: conv(recordFloat(r, "score"))})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// SearchChunksText ranks chunks of done documents by Lucene BM25 over their
+// text (higher is better).
+func (s *Store) SearchChunksText(ctx context.Context, query string, k int) ([]store.ChunkHit, error) {
+	terms := queryTerms(query)
+	if len(terms) == 0 || k <= 0 {
+		return nil, nil
+	}
+	params := map[string]any{
+		"index": s.indexName("FULLTEXT", "Chunk"),
+		"query": strings.Join(terms, " OR "),
+		"k":     int64(k),
+		"done":  string(store.StatusDone),
+	}
+	var out []store.ChunkHit
+	err := s.read(ctx, fmt.Sprintf("text search chunks for %q", query), func(tx n4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, stmtSearchChunksText, params)
+		if err != nil {
+			return err
+		}
+		out = chunkHits(recs, nil)
+		return nil
+	})
+	return out, err
+}
+
+// SearchEntitiesText ranks entities by Lucene BM25 over name and
+// description, a name hit weighing as much as five description hits.
+func (s *Store) SearchEntitiesText(ctx context.Context, query string, k int) ([]store.EntityHit, error) {
+	terms := queryTerms(query)
+	if len(terms) == 0 || k <= 0 {
+		return nil, nil
+	}
+	either := strings.Join(terms, " OR ")
+	params := map[string]any{
+		"index": s.indexName("FULLTEXT", "Entity"),
+		"query": "name:(" + either + ")^5 OR description:(" + either + ")",
+		"k":     int64(k),
+	}
+	var out []store.EntityHit
+	err := s.read(ctx, fmt.Sprintf("text search entities for %q", query), func(tx n4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, stmtSearchEntitiesText, params)
+		if err != nil {
+			return err
+		}
+		out = entityHits(recs, func(f float64) float64 { return f })
+		return nil
+	})
+	return out, err
+}
+
+// maxQueryTerms bounds the OR-query built from a user's text.
+const maxQueryTerms = 64
+
+// queryTerms turns arbitrary user text into Lucene terms that cannot fail
+// to parse or change the query's meaning: its words, lower-cased (so AND,
+// OR and NOT are words, not operators), de-duplicated and escaped.
+func queryTerms(text string) []string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+	})
+	seen := map[string]bool{}
+	terms := make([]string, 0, min(len(words), maxQueryTerms))
+	for _, w := range words {
+		w = strings.ToLower(w)
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		terms = append(terms, escapeLucene(w))
+		if len(terms) == maxQueryTerms {
+			break
+		}
+	}
+	return terms
+}
+
+// escapeLucene backslash-escapes every character Lucene's classic query
+// parser gives a meaning to, and whitespace, so s is one literal term.
+func escapeLucene(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if strings.ContainsRune(`\+-!():^[]"{}~*?|&/`, r) || unicode.IsSpace(r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,214 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"docgraph/store"
+	"docgraph/store/storetest"
+)
+
+func openTemp(t *testing.T, opts store.Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "nested", "dir", "graph.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, storetest.Options()) })
+}
+
+func TestConformanceReopen(t *testing.T) {
+	storetest.RunReopen(t, func(t *testing.T, dir string, opts store.Options) (store.Store, error) {
+		s, err := Open(context.Background(), filepath.Join(dir, "graph.db"), opts)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	})
+}
+
+func TestOpenByURL(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ url, file string }{
+		{filepath.Join(dir, "bare", "g.db"), filepath.Join(dir, "bare", "g.db")},
+		{"sqlite://" + filepath.Join(dir, "abs", "g.db"), filepath.Join(dir, "abs", "g.db")},
+		{"file://" + filepath.Join(dir, "file", "g.db"), filepath.Join(dir, "file", "g.db")},
+		{filepath.Join(dir, "odd?name#1%", "g.db"), filepath.Join(dir, "odd?name#1%", "g.db")},
+	} {
+		s, err := store.Open(context.Background(), c.url, storetest.Options())
+		if err != nil {
+			t.Errorf("store.Open(%s): %v", c.url, err)
+			continue
+		}
+		if err := s.SetStatus(context.Background(), store.Document{ID: "d", Path: "p"}, store.StatusPending, ""); err != nil {
+			t.Errorf("%s: SetStatus: %v", c.url, err)
+		}
+		s.Close()
+		if _, err := os.Stat(c.file); err != nil {
+			t.Errorf("store.Open(%s) did not create %s: %v", c.url, c.file, err)
+		}
+	}
+}
+
+func TestOpenWithoutEmbedderAdoptsStored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(context.Background(), path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatalf("open without an embedder: %v", err)
+	}
+	defer s.Close()
+	if got, want := s.Embedder(), storetest.Options().Embedder; got != want {
+		t.Errorf("Embedder() = %+v, want the stored %+v", got, want)
+	}
+}
+
+func TestMismatchMessageSaysWhatToDo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(context.Background(), path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	opts := storetest.Options()
+	opts.Embedder = store.EmbedderInfo{Name: "ollama:nomic-embed-text", Dimension: 768}
+	_, err = Open(context.Background(), path, opts)
+	if !errors.Is(err, store.ErrEmbedderMismatch) {
+		t.Fatalf("err = %v, want ErrEmbedderMismatch", err)
+	}
+	for _, want := range []string{"hash-v1", "ollama:nomic-embed-text", "--embedder", "--store", path} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestFTSQuery(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{`" * - : AND`, `"and"`},
+		{"Rhine's mouth", `"rhine" OR "s" OR "mouth"`},
+		{`NEAR(a b) text:x`, `"near" OR "a" OR "b" OR "text" OR "x"`},
+		{"Rhine rhine RHINE", `"rhine"`},
+		{"Zürich 2024", `"zürich" OR "2024"`},
+	} {
+		if got := ftsQuery(c.in); got != c.want {
+			t.Errorf("ftsQuery(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestCancelMidTransaction cancels the context from inside the merge, after
+// the old rows are deleted and the new ones inserted: the write must fail and
+// leave the previous version in place.
+func TestCancelMidTransaction(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := storetest.Options()
+	m := &cancellingMerger{Merger: opts.Merger, cancel: cancel}
+	opts.Merger = m
+	s := openTemp(t, opts)
+	defer s.Close()
+
+	w := synthetic(syntheticSize{docID: "doc-1", path: "a.md", chunks: 20, entities: 60, relations: 80, pool: 40, dim: storetest.Dimension})
+	if err := s.WriteDocument(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.armed.Store(true)
+	w2 := synthetic(syntheticSize{docID: "doc-2", path: "a.md", chunks: 30, entities: 90, relations: 120, pool: 70, seed: 2, dim: storetest.Dimension})
+	w2.Replaces = []string{"doc-1"}
+	if err := s.WriteDocument(ctx, w2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WriteDocument cancelled mid-merge: err = %v, want context.Canceled", err)
+	}
+	after, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Chunks != before.Chunks || after.Entities != before.Entities || after.Relations != before.Relations || after.Mentions != before.Mentions {
+		t.Errorf("after a cancelled write Stats = %+v, want %+v", after, before)
+	}
+	if d, err := s.Document(context.Background(), "doc-1"); err != nil || d.Chunks != 20 {
+		t.Errorf("old version after cancelled replace = %+v, %v", d, err)
+	}
+	if _, err := s.Document(context.Background(), "doc-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("new version after cancelled replace: err = %v, want ErrNotFound", err)
+	}
+}
+
+// cancellingMerger is the real merger that, once armed, cancels the write's
+// context after doing its work, as a client giving up mid-write would.
+type cancellingMerger struct {
+	store.Merger
+	cancel context.CancelFunc
+	armed  atomic.Bool
+}
+
+func (m *cancellingMerger) MergeEntities(ctx context.Context, g [][]store.EntityMention) ([]store.Entity, error) {
+	out, err := m.Merger.MergeEntities(ctx, g)
+	if m.armed.Load() {
+		m.cancel()
+	}
+	return out, err
+}
+
+func TestIntegrityAfterChurn(t *testing.T) {
+	s := openTemp(t, storetest.Options())
+	defer s.Close()
+	ctx := context.Background()
+	for i := 0; i < 6; i++ {
+		w := synthetic(syntheticSize{docID: "doc-" + string(rune('a'+i%3)), path: "p" + string(rune('a'+i%3)), chunks: 15, entities: 50, relations: 70, pool: 60, seed: uint64(i), dim: storetest.Dimension})
+		if err := s.WriteDocument(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteDocument(ctx, "doc-b"); err != nil {
+		t.Fatal(err)
+	}
+	checkIntegrity(t, s.Path())
+	// Every entity and relation left is backed by a mention, and no relation dangles.
+	var orphans int
+	err := s.rdb.QueryRow(`SELECT
+		(SELECT count(*) FROM entities e WHERE NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)) +
+		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM relation_mentions m WHERE m.relation_id = r.id)) +
+		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = r.source_id)) +
+		(SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = c.doc_id))`).Scan(&orphans)
+	if err != nil || orphans != 0 {
+		t.Errorf("orphan rows = %d, %v", orphans, err)
+	}
+}
+
+// checkIntegrity runs SQLite's own consistency checks, FTS indexes included.
+func checkIntegrity(t *testing.T, path string) {
+	t.Helper()
+	s, err := Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatalf("reopen for integrity check: %v", err)
+	}
+	defer s.Close()
+	var res string
+	if err := s.rdb.QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
+		t.Errorf("integrity_check = %q, %v", res, err)
+	}
+	for _, fts := range []string{"chunks_fts", "entities_fts"} {
+		if _, err := s.wdb.Exec(`INSERT INTO ` + fts + `(` + fts + `, rank) VALUES ('integrity-check', 1)`); err != nil {
+			t.Errorf("%s integrity-check: %v", fts, err)
+		}
+	}
+}

@@ -1,0 +1,671 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"docgraph/store"
+)
+
+// change collects what one write transaction touched, so the derived rows
+// (merged entities and relations) and the vector caches can be brought up to
+// date from the mentions that remain.
+type change struct {
+	entities  map[string]bool
+	relations map[string]bool
+	chunkVecs []vecUpdate
+	entVecs   []vecUpdate
+	relVecs   []vecUpdate
+}
+
+func newChange() *change {
+	return &change{entities: map[string]bool{}, relations: map[string]bool{}}
+}
+
+// WriteDocument replaces the document w.Document.ID and every id in
+// w.Replaces by w in one transaction, re-merges every entity and relation
+// either version mentions, and marks the document done. On any error,
+// including ctx cancellation, the store keeps its previous state.
+func (s *Store) WriteDocument(ctx context.Context, w *store.DocumentWrite) error {
+	if w == nil {
+		return errors.New("sqlite store: write: nil document write")
+	}
+	if err := s.validate(w); err != nil {
+		return fmt.Errorf("sqlite store %s: write document %s (%s): %w", s.path, w.Document.ID, w.Document.Path, err)
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx, ch *change) error {
+		for _, id := range unique(append([]string{w.Document.ID}, w.Replaces...)) {
+			if _, err := s.removeDocument(ctx, tx, id, ch); err != nil {
+				return err
+			}
+		}
+		if err := s.insertDocument(ctx, tx, w, ch); err != nil {
+			return err
+		}
+		return s.reconcile(ctx, tx, ch)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: write document %s (%s): %w", s.path, w.Document.ID, w.Document.Path, err)
+	}
+	return nil
+}
+
+// DeleteDocument removes a document with its chunks and mentions, then
+// re-merges what it touched: entities and relations only it mentioned go.
+func (s *Store) DeleteDocument(ctx context.Context, id string) error {
+	err := s.inTx(ctx, func(tx *sql.Tx, ch *change) error {
+		found, err := s.removeDocument(ctx, tx, id, ch)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return store.ErrNotFound
+		}
+		return s.reconcile(ctx, tx, ch)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: delete document %s: %w", s.path, id, err)
+	}
+	return nil
+}
+
+// SetStatus records a lifecycle state, creating a bare document row (no
+// chunks, so nothing searchable) when the id is new.
+func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.Status, reason string) error {
+	switch status {
+	case store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed:
+	default:
+		return fmt.Errorf("sqlite store %s: set status of %s: unknown status %q", s.path, doc.ID, status)
+	}
+	if doc.ID == "" {
+		return fmt.Errorf("sqlite store %s: set status of %s: empty document id", s.path, doc.Path)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	_, err := s.wdb.ExecContext(ctx, `
+		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+		ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = excluded.error, updated_at = excluded.updated_at`,
+		doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint, string(status), reason,
+		doc.Size, unixNano(doc.ModTime), time.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: set status of %s to %s: %w", s.path, doc.ID, status, err)
+	}
+	return nil
+}
+
+// RenameDocument changes a document's path.
+func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	res, err := s.wdb.ExecContext(ctx, `UPDATE documents SET path = ?, updated_at = ? WHERE id = ?`, path, time.Now().UnixNano(), id)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = store.ErrNotFound
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: rename document %s to %s: %w", s.path, id, path, err)
+	}
+	return nil
+}
+
+// validate rejects a write the schema would reject half-way, with a message
+// that names the offending row.
+func (s *Store) validate(w *store.DocumentWrite) error {
+	if w.Document.ID == "" {
+		return errors.New("empty document id")
+	}
+	if s.merger == nil {
+		return errors.New("no Merger configured (store.Options.Merger)")
+	}
+	dim := s.emb.Dimension
+	chunks := make(map[string]bool, len(w.Chunks))
+	for _, c := range w.Chunks {
+		switch {
+		case c.ID == "":
+			return fmt.Errorf("chunk %d has an empty id", c.Index)
+		case chunks[c.ID]:
+			return fmt.Errorf("chunk id %s appears twice", c.ID)
+		case c.DocID != "" && c.DocID != w.Document.ID:
+			return fmt.Errorf("chunk %s belongs to document %s", c.ID, c.DocID)
+		case dim > 0 && c.Embedding != nil && len(c.Embedding) != dim:
+			return fmt.Errorf("chunk %s has a %d-dimensional vector, the store holds %s vectors of dimension %d", c.ID, len(c.Embedding), s.emb.Name, dim)
+		}
+		chunks[c.ID] = true
+	}
+	for _, m := range w.Entities {
+		if m.EntityID == "" || !chunks[m.ChunkID] {
+			return fmt.Errorf("entity mention %q (%s) names chunk %q, which is not in the document", m.Name, m.EntityID, m.ChunkID)
+		}
+	}
+	for _, m := range w.Relations {
+		if m.RelationID == "" || m.SourceID == "" || m.TargetID == "" || !chunks[m.ChunkID] {
+			return fmt.Errorf("relation mention %s (%s -> %s) names chunk %q, which is not in the document, or lacks an id", m.RelationID, m.SourceID, m.TargetID, m.ChunkID)
+		}
+	}
+	return nil
+}
+
+// inTx runs fn in the single write transaction, bumps the write generation,
+// commits, and only then lets the vector caches see the change.
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx, *change) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ch := newChange()
+	if err := fn(tx, ch); err != nil {
+		return err
+	}
+	var gen int64
+	if err := tx.QueryRowContext(ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation' RETURNING CAST(value AS INTEGER)`).Scan(&gen); err != nil {
+		return fmt.Errorf("bump generation: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	s.chunkVecs.apply(gen-1, gen, ch.chunkVecs)
+	s.entityVecs.apply(gen-1, gen, ch.entVecs)
+	s.relationVecs.apply(gen-1, gen, ch.relVecs)
+	return nil
+}
+
+// removeDocument deletes a document's rows and records what they touched.
+func (s *Store) removeDocument(ctx context.Context, tx *sql.Tx, id string, ch *change) (bool, error) {
+	if err := collect(ctx, tx, ch.entities, `SELECT DISTINCT entity_id FROM entity_mentions WHERE doc_id = ?`, id); err != nil {
+		return false, fmt.Errorf("entities of %s: %w", id, err)
+	}
+	if err := collect(ctx, tx, ch.relations, `SELECT DISTINCT relation_id FROM relation_mentions WHERE doc_id = ?`, id); err != nil {
+		return false, fmt.Errorf("relations of %s: %w", id, err)
+	}
+	gone := map[string]bool{}
+	if err := collect(ctx, tx, gone, `SELECT id FROM chunks WHERE doc_id = ?`, id); err != nil {
+		return false, fmt.Errorf("chunks of %s: %w", id, err)
+	}
+	for c := range gone {
+		ch.chunkVecs = append(ch.chunkVecs, vecUpdate{id: c})
+	}
+	for _, q := range []string{
+		`DELETE FROM entity_mentions WHERE doc_id = ?`,
+		`DELETE FROM relation_mentions WHERE doc_id = ?`,
+		`INSERT INTO chunks_fts(chunks_fts, rowid, text) SELECT 'delete', seq, text FROM chunks WHERE doc_id = ?`,
+		`DELETE FROM chunks WHERE doc_id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return false, fmt.Errorf("remove %s: %w", id, err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = ?`, id)
+	if err != nil {
+		return false, fmt.Errorf("remove %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// insertDocument writes the document row, its chunks (and their FTS
+// entries) and its mentions.
+func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, w *store.DocumentWrite, ch *change) error {
+	d := w.Document
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?)`,
+		d.ID, d.Path, d.Title, d.Hash, d.Format, d.Fingerprint, string(store.StatusDone),
+		d.Size, unixNano(d.ModTime), time.Now().UnixNano(), len(w.Chunks)); err != nil {
+		return fmt.Errorf("insert document: %w", err)
+	}
+
+	chunks := newBatch(ctx, tx, `INSERT INTO chunks(id, doc_id, idx, text, tokens, start_off, end_off, embedding)`, 8, "")
+	for _, c := range w.Chunks {
+		if err := chunks.add(c.ID, d.ID, c.Index, c.Text, c.Tokens, c.Start, c.End, encodeVector(c.Embedding)); err != nil {
+			return fmt.Errorf("insert chunks: %w", err)
+		}
+		if c.Embedding != nil {
+			ch.chunkVecs = append(ch.chunkVecs, vecUpdate{id: c.ID, doc: d.ID, vec: c.Embedding})
+		}
+	}
+	if err := chunks.flush(); err != nil {
+		return fmt.Errorf("insert chunks: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT seq, text FROM chunks WHERE doc_id = ?`, d.ID); err != nil {
+		return fmt.Errorf("index chunk text: %w", err)
+	}
+
+	ents := newBatch(ctx, tx, `INSERT INTO entity_mentions(entity_id, chunk_id, doc_id, name, type, description)`, 6, "")
+	for _, m := range w.Entities {
+		if err := ents.add(m.EntityID, m.ChunkID, d.ID, m.Name, m.Type, m.Description); err != nil {
+			return fmt.Errorf("insert entity mentions: %w", err)
+		}
+		ch.entities[m.EntityID] = true
+	}
+	if err := ents.flush(); err != nil {
+		return fmt.Errorf("insert entity mentions: %w", err)
+	}
+
+	rels := newBatch(ctx, tx, `INSERT INTO relation_mentions(relation_id, source_id, target_id, type, chunk_id, doc_id, keywords, description, weight)`, 9, "")
+	for _, m := range w.Relations {
+		if err := rels.add(m.RelationID, m.SourceID, m.TargetID, m.Type, m.ChunkID, d.ID, m.Keywords, m.Description, m.Weight); err != nil {
+			return fmt.Errorf("insert relation mentions: %w", err)
+		}
+		ch.relations[m.RelationID] = true
+	}
+	if err := rels.flush(); err != nil {
+		return fmt.Errorf("insert relation mentions: %w", err)
+	}
+	return nil
+}
+
+// reconcile recomputes every touched entity and relation from all of its
+// remaining mentions: one MergeEntities and one MergeRelations call per write.
+// A relation exists while it has mentions and both endpoint entities exist,
+// so relations of entities that appeared or vanished are touched too. Rows
+// whose merged form did not change are not rewritten.
+func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
+	if _, err := tx.ExecContext(ctx, `
+		CREATE TEMP TABLE IF NOT EXISTS touched_entities(id TEXT PRIMARY KEY) WITHOUT ROWID;
+		CREATE TEMP TABLE IF NOT EXISTS touched_relations(id TEXT PRIMARY KEY) WITHOUT ROWID;
+		CREATE TEMP TABLE IF NOT EXISTS flipped_entities(id TEXT PRIMARY KEY) WITHOUT ROWID;
+		CREATE TEMP TABLE IF NOT EXISTS fts_dirty(id TEXT PRIMARY KEY) WITHOUT ROWID;
+		DELETE FROM temp.touched_entities;
+		DELETE FROM temp.touched_relations;
+		DELETE FROM temp.flipped_entities;
+		DELETE FROM temp.fts_dirty;`); err != nil {
+		return fmt.Errorf("prepare reconcile: %w", err)
+	}
+
+	// Entities.
+	if err := fill(ctx, tx, "touched_entities", ch.entities); err != nil {
+		return err
+	}
+	existed := map[string]store.Entity{}
+	rows, err := tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM temp.touched_entities t JOIN entities e ON e.id = t.id`)
+	if err != nil {
+		return fmt.Errorf("load touched entities: %w", err)
+	}
+	for rows.Next() {
+		e, err := scanEntity(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("load touched entities: %w", err)
+		}
+		existed[e.ID] = e
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load touched entities: %w", err)
+	}
+	egroups, err := entityGroups(ctx, tx)
+	if err != nil {
+		return err
+	}
+	var merged []store.Entity
+	if len(egroups) > 0 {
+		if merged, err = s.merger.MergeEntities(ctx, egroups); err != nil {
+			return fmt.Errorf("merge %d entities: %w", len(egroups), err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mentions := chunkCounts(egroups)
+	flipped, kept, dirty := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	var upserts []store.Entity
+	for _, e := range merged {
+		if !ch.entities[e.ID] {
+			return fmt.Errorf("merger returned entity %s, which no mention names", e.ID)
+		}
+		e.Mentions = mentions[e.ID]
+		kept[e.ID] = true
+		old, ok := existed[e.ID]
+		switch {
+		case !ok:
+			flipped[e.ID] = true
+		case sameEntity(old, e):
+			continue
+		case old.Name == e.Name && old.Description == e.Description:
+		default:
+			dirty[e.ID] = true
+		}
+		upserts = append(upserts, e)
+		ch.entVecs = append(ch.entVecs, vecUpdate{id: e.ID, vec: e.Embedding})
+	}
+	var deleted []string
+	for id := range existed {
+		if !kept[id] {
+			deleted = append(deleted, id)
+			flipped[id] = true
+			dirty[id] = true
+			ch.entVecs = append(ch.entVecs, vecUpdate{id: id})
+		}
+	}
+	// Out of the FTS index go the old texts of changed and deleted rows...
+	if err := fill(ctx, tx, "fts_dirty", dirty); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(entities_fts, rowid, name, description)
+		SELECT 'delete', e.seq, e.name, e.description FROM temp.fts_dirty d JOIN entities e ON e.id = d.id`); err != nil {
+		return fmt.Errorf("unindex entities: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`, jsonList(deleted)); err != nil {
+		return fmt.Errorf("delete entities: %w", err)
+	}
+	up := newBatch(ctx, tx, `INSERT INTO entities(id, name, type, description, mentions, embedding)`, 6,
+		` ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type, description = excluded.description,
+			mentions = excluded.mentions, embedding = excluded.embedding`)
+	for _, e := range upserts {
+		if err := up.add(e.ID, e.Name, e.Type, e.Description, e.Mentions, encodeVector(e.Embedding)); err != nil {
+			return fmt.Errorf("upsert entities: %w", err)
+		}
+	}
+	if err := up.flush(); err != nil {
+		return fmt.Errorf("upsert entities: %w", err)
+	}
+	// ...and in go the new texts of new and changed rows.
+	for id := range flipped {
+		if kept[id] {
+			dirty[id] = true
+		}
+	}
+	if err := fill(ctx, tx, "fts_dirty", dirty); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(rowid, name, description)
+		SELECT e.seq, e.name, e.description FROM temp.fts_dirty d JOIN entities e ON e.id = d.id`); err != nil {
+		return fmt.Errorf("index entities: %w", err)
+	}
+
+	// Relations: those mentioned by the change, plus those whose endpoint
+	// entity appeared or vanished.
+	if len(flipped) > 0 {
+		if err := fill(ctx, tx, "flipped_entities", flipped); err != nil {
+			return err
+		}
+		if err := collect(ctx, tx, ch.relations, `
+			SELECT m.relation_id FROM temp.flipped_entities f JOIN relation_mentions m ON m.source_id = f.id
+			UNION SELECT m.relation_id FROM temp.flipped_entities f JOIN relation_mentions m ON m.target_id = f.id
+			UNION SELECT r.id FROM temp.flipped_entities f JOIN relations r ON r.source_id = f.id
+			UNION SELECT r.id FROM temp.flipped_entities f JOIN relations r ON r.target_id = f.id`); err != nil {
+			return fmt.Errorf("relations of changed entities: %w", err)
+		}
+	}
+	if err := fill(ctx, tx, "touched_relations", ch.relations); err != nil {
+		return err
+	}
+	rexisted := map[string]store.Relation{}
+	rows, err = tx.QueryContext(ctx, `SELECT `+relationColumns+` FROM temp.touched_relations t JOIN relations r ON r.id = t.id`)
+	if err != nil {
+		return fmt.Errorf("load touched relations: %w", err)
+	}
+	for rows.Next() {
+		r, err := scanRelation(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("load touched relations: %w", err)
+		}
+		rexisted[r.ID] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load touched relations: %w", err)
+	}
+	rgroups, err := relationGroups(ctx, tx)
+	if err != nil {
+		return err
+	}
+	var rmerged []store.Relation
+	if len(rgroups) > 0 {
+		if rmerged, err = s.merger.MergeRelations(ctx, rgroups); err != nil {
+			return fmt.Errorf("merge %d relations: %w", len(rgroups), err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rkept := map[string]bool{}
+	rup := newBatch(ctx, tx, `INSERT INTO relations(id, source_id, target_id, type, keywords, description, weight, embedding)`, 8,
+		` ON CONFLICT(id) DO UPDATE SET source_id = excluded.source_id, target_id = excluded.target_id, type = excluded.type,
+			keywords = excluded.keywords, description = excluded.description, weight = excluded.weight, embedding = excluded.embedding`)
+	for _, r := range rmerged {
+		if !ch.relations[r.ID] {
+			return fmt.Errorf("merger returned relation %s, which no mention names", r.ID)
+		}
+		rkept[r.ID] = true
+		if old, ok := rexisted[r.ID]; ok && sameRelation(old, r) {
+			continue
+		}
+		if err := rup.add(r.ID, r.SourceID, r.TargetID, r.Type, r.Keywords, r.Description, r.Weight, encodeVector(r.Embedding)); err != nil {
+			return fmt.Errorf("upsert relations: %w", err)
+		}
+		ch.relVecs = append(ch.relVecs, vecUpdate{id: r.ID, vec: r.Embedding})
+	}
+	if err := rup.flush(); err != nil {
+		return fmt.Errorf("upsert relations: %w", err)
+	}
+	var rdeleted []string
+	for id := range rexisted {
+		if !rkept[id] {
+			rdeleted = append(rdeleted, id)
+			ch.relVecs = append(ch.relVecs, vecUpdate{id: id})
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM relations WHERE id IN (SELECT value FROM json_each(?))`, jsonList(rdeleted)); err != nil {
+		return fmt.Errorf("delete relations: %w", err)
+	}
+	return nil
+}
+
+func sameEntity(a, b store.Entity) bool {
+	return a.Name == b.Name && a.Type == b.Type && a.Description == b.Description &&
+		a.Mentions == b.Mentions && slices.Equal(a.Embedding, b.Embedding)
+}
+
+func sameRelation(a, b store.Relation) bool {
+	return a.SourceID == b.SourceID && a.TargetID == b.TargetID && a.Type == b.Type && a.Keywords == b.Keywords &&
+		a.Description == b.Description && a.Weight == b.Weight && slices.Equal(a.Embedding, b.Embedding)
+}
+
+// entityGroups loads all mentions of the touched entities, grouped by entity
+// in a fixed order so merges do not depend on insertion history.
+func entityGroups(ctx context.Context, tx *sql.Tx) ([][]store.EntityMention, error) {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT m.entity_id, m.chunk_id, m.name, m.type, m.description
+		FROM temp.touched_entities t JOIN entity_mentions m ON m.entity_id = t.id
+		ORDER BY m.entity_id, m.chunk_id, m.seq`)
+	if err != nil {
+		return nil, fmt.Errorf("load entity mentions: %w", err)
+	}
+	defer rows.Close()
+	var groups [][]store.EntityMention
+	for rows.Next() {
+		var m store.EntityMention
+		if err := rows.Scan(&m.EntityID, &m.ChunkID, &m.Name, &m.Type, &m.Description); err != nil {
+			return nil, fmt.Errorf("load entity mentions: %w", err)
+		}
+		if n := len(groups); n == 0 || groups[n-1][0].EntityID != m.EntityID {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load entity mentions: %w", err)
+	}
+	return groups, nil
+}
+
+// relationGroups loads the mentions of the touched relations whose two
+// endpoint entities exist; a relation left with none is deleted.
+func relationGroups(ctx context.Context, tx *sql.Tx) ([][]store.RelationMention, error) {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT m.relation_id, m.source_id, m.target_id, m.type, m.chunk_id, m.keywords, m.description, m.weight
+		FROM temp.touched_relations t JOIN relation_mentions m ON m.relation_id = t.id
+		WHERE EXISTS (SELECT 1 FROM entities e WHERE e.id = m.source_id)
+		  AND EXISTS (SELECT 1 FROM entities e WHERE e.id = m.target_id)
+		ORDER BY m.relation_id, m.chunk_id, m.seq`)
+	if err != nil {
+		return nil, fmt.Errorf("load relation mentions: %w", err)
+	}
+	defer rows.Close()
+	var groups [][]store.RelationMention
+	for rows.Next() {
+		var m store.RelationMention
+		if err := rows.Scan(&m.RelationID, &m.SourceID, &m.TargetID, &m.Type, &m.ChunkID, &m.Keywords, &m.Description, &m.Weight); err != nil {
+			return nil, fmt.Errorf("load relation mentions: %w", err)
+		}
+		if n := len(groups); n == 0 || groups[n-1][0].RelationID != m.RelationID {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load relation mentions: %w", err)
+	}
+	return groups, nil
+}
+
+// chunkCounts is Entity.Mentions: distinct chunks per entity.
+func chunkCounts(groups [][]store.EntityMention) map[string]int {
+	out := make(map[string]int, len(groups))
+	for _, g := range groups {
+		n := 0
+		for i, m := range g {
+			// Groups are sorted by chunk id, so repeats are adjacent.
+			if i == 0 || g[i-1].ChunkID != m.ChunkID {
+				n++
+			}
+		}
+		out[g[0].EntityID] = n
+	}
+	return out
+}
+
+// fill adds ids to a temp table.
+func fill(ctx context.Context, tx *sql.Tx, table string, ids map[string]bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list := make([]string, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.`+table+`(id) SELECT value FROM json_each(?)`, jsonList(list)); err != nil {
+		return fmt.Errorf("fill %s: %w", table, err)
+	}
+	return nil
+}
+
+func jsonList(ids []string) string {
+	if len(ids) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+// batchRows is how many rows one multi-row INSERT carries; per-statement
+// overhead, not SQLite, dominates single-row inserts.
+const batchRows = 64
+
+// batch accumulates rows for a multi-row INSERT ... VALUES (...), (...).
+type batch struct {
+	ctx          context.Context
+	tx           *sql.Tx
+	head, suffix string
+	cols         int
+	full         *sql.Stmt
+	args         []any
+}
+
+func newBatch(ctx context.Context, tx *sql.Tx, head string, cols int, suffix string) *batch {
+	return &batch{ctx: ctx, tx: tx, head: head, suffix: suffix, cols: cols}
+}
+
+func (b *batch) sql(rows int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", b.cols), ", ") + ")"
+	return b.head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ") + b.suffix
+}
+
+func (b *batch) add(args ...any) error {
+	b.args = append(b.args, args...)
+	if len(b.args) < b.cols*batchRows {
+		return nil
+	}
+	if b.full == nil {
+		st, err := b.tx.PrepareContext(b.ctx, b.sql(batchRows))
+		if err != nil {
+			return err
+		}
+		b.full = st
+	}
+	_, err := b.full.ExecContext(b.ctx, b.args...)
+	b.args = b.args[:0]
+	return err
+}
+
+// flush writes the remaining rows and releases the prepared statement.
+func (b *batch) flush() error {
+	if b.full != nil {
+		defer b.full.Close()
+	}
+	if len(b.args) == 0 {
+		return nil
+	}
+	_, err := b.tx.ExecContext(b.ctx, b.sql(len(b.args)/b.cols), b.args...)
+	b.args = b.args[:0]
+	return err
+}
+
+// collect adds the single string column of a query's rows to set.
+func collect(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, set map[string]bool, query string, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		set[id] = true
+	}
+	return rows.Err()
+}
+
+func unique(ids []string) []string {
+	seen := map[string]bool{}
+	out := ids[:0:0]
+	for _, id := range ids {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}

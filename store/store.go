@@ -1,0 +1,316 @@
+// Package store defines the graph store contract that every backend honours:
+// the rows docgraph persists, one-transaction document writes, and the reads retrieval needs.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Status is where a document is in its ingest lifecycle.
+type Status string
+
+const (
+	StatusPending    Status = "pending"
+	StatusProcessing Status = "processing"
+	StatusDone       Status = "done"
+	StatusFailed     Status = "failed"
+)
+
+// Document is one ingested file. ID is a content hash, so a rename keeps it.
+type Document struct {
+	ID          string
+	Path        string
+	Title       string
+	Hash        string // full content hash (hex sha256 of the text)
+	Format      string // txt, md, pdf, kg
+	Fingerprint string // pipeline settings that produced the chunks and graph
+	Status      Status
+	Error       string // reason when Status is failed
+	Size        int64
+	ModTime     time.Time
+	UpdatedAt   time.Time
+	Chunks      int
+}
+
+// Chunk is a token-bounded span of a document: Text == document text[Start:End].
+type Chunk struct {
+	ID        string
+	DocID     string
+	Index     int
+	Text      string
+	Tokens    int
+	Start     int
+	End       int
+	Embedding []float32
+}
+
+// Entity is the merged view of every mention of one normalised name.
+type Entity struct {
+	ID          string
+	Name        string
+	Type        string
+	Description string
+	Embedding   []float32
+	Mentions    int // number of chunks that mention it
+}
+
+// Relation is the merged view of every mention of one entity pair (and type).
+type Relation struct {
+	ID          string
+	SourceID    string
+	TargetID    string
+	Type        string // fixed relation name for KG imports; empty for extracted relations
+	Keywords    string
+	Description string
+	Weight      float64
+	Embedding   []float32
+}
+
+// EntityMention is one chunk's contribution to an entity: the MENTIONED_IN edge
+// and the description fragment that chunk gave. Keeping fragments per chunk
+// is what lets a delete remove exactly one document's share of a merge.
+type EntityMention struct {
+	EntityID    string
+	ChunkID     string
+	Name        string
+	Type        string
+	Description string
+}
+
+// RelationMention is one chunk's contribution to a relation.
+type RelationMention struct {
+	RelationID  string
+	SourceID    string
+	TargetID    string
+	Type        string
+	ChunkID     string
+	Keywords    string
+	Description string
+	Weight      float64
+}
+
+// DocumentWrite is everything one document contributes to the graph. A store
+// applies it in one transaction: readers see the old version or the new one.
+type DocumentWrite struct {
+	Document  Document
+	Chunks    []Chunk
+	Entities  []EntityMention
+	Relations []RelationMention
+	// Replaces lists ids of older documents this one supersedes (same path,
+	// different content); they are deleted in the same transaction.
+	Replaces []string
+}
+
+// Merger turns all mentions of an entity or relation into its stored form
+// (merged description, majority name and type, weight, embedding). Stores call
+// it for every entity and relation a write or delete touched, so merged values
+// depend only on which documents are stored, never on the order they came in.
+type Merger interface {
+	MergeEntities(ctx context.Context, groups [][]EntityMention) ([]Entity, error)
+	MergeRelations(ctx context.Context, groups [][]RelationMention) ([]Relation, error)
+}
+
+// EmbedderInfo identifies the embedder whose vectors a store holds.
+type EmbedderInfo struct {
+	Name      string
+	Dimension int
+}
+
+// ErrNotFound is returned when a document, chunk or entity does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrEmbedderMismatch is returned when a store is opened with an embedder
+// other than the one its vectors were made with.
+var ErrEmbedderMismatch = errors.New("embedder mismatch")
+
+// Stats counts what a store holds.
+type Stats struct {
+	Documents int
+	ByStatus  map[Status]int
+	Chunks    int
+	Entities  int
+	Relations int
+	Mentions  int
+	Embedder  EmbedderInfo
+}
+
+// ChunkHit is a chunk with a retrieval score (higher is better).
+type ChunkHit struct {
+	Chunk
+	DocPath  string
+	DocTitle string
+	Score    float64
+}
+
+// EntityHit is an entity with a retrieval score.
+type EntityHit struct {
+	Entity
+	Score float64
+}
+
+// RelationHit is a relation with a retrieval score.
+type RelationHit struct {
+	Relation
+	Score float64
+}
+
+// Mention links an entity to a chunk it was extracted from.
+type Mention struct {
+	EntityID string
+	ChunkID  string
+	DocID    string
+}
+
+// Writer is the write side of the contract.
+type Writer interface {
+	// WriteDocument replaces the document with w.Document.ID (and every id in
+	// w.Replaces) by w, atomically, and marks it done.
+	WriteDocument(ctx context.Context, w *DocumentWrite) error
+	// DeleteDocument removes a document, its chunks and mentions, the entities
+	// and relations no longer mentioned anywhere, and its share of the rest.
+	DeleteDocument(ctx context.Context, id string) error
+	// SetStatus records a lifecycle state without touching the graph; it
+	// creates a bare document row when none exists.
+	SetStatus(ctx context.Context, doc Document, status Status, reason string) error
+	// RenameDocument changes a document's path (content unchanged).
+	RenameDocument(ctx context.Context, id, path string) error
+}
+
+// Reader is the read side of the contract used by ingest bookkeeping and retrieval.
+type Reader interface {
+	Document(ctx context.Context, id string) (*Document, error)
+	DocumentByPath(ctx context.Context, path string) (*Document, error)
+	Documents(ctx context.Context) ([]Document, error)
+	Stats(ctx context.Context) (*Stats, error)
+
+	Chunks(ctx context.Context, ids []string) ([]Chunk, error)
+	DocumentChunks(ctx context.Context, docID string) ([]Chunk, error)
+	// Entities returns the entities with these ids (ids come from
+	// graphbuild.EntityID, so a name lookup is an id lookup); missing ids are skipped.
+	Entities(ctx context.Context, ids []string) ([]Entity, error)
+	Relations(ctx context.Context, ids []string) ([]Relation, error)
+
+	SearchChunks(ctx context.Context, vec []float32, k int) ([]ChunkHit, error)
+	SearchChunksText(ctx context.Context, query string, k int) ([]ChunkHit, error)
+	SearchEntities(ctx context.Context, vec []float32, k int) ([]EntityHit, error)
+	SearchEntitiesText(ctx context.Context, query string, k int) ([]EntityHit, error)
+	SearchRelations(ctx context.Context, vec []float32, k int) ([]RelationHit, error)
+
+	// RelationsOf returns the relations touching any of the entities.
+	RelationsOf(ctx context.Context, entityIDs []string, limit int) ([]Relation, error)
+	// MentionsOf returns the MENTIONED_IN edges of the entities.
+	MentionsOf(ctx context.Context, entityIDs []string, limit int) ([]Mention, error)
+	// EntitiesOfChunks returns the MENTIONED_IN edges into the chunks.
+	EntitiesOfChunks(ctx context.Context, chunkIDs []string) ([]Mention, error)
+}
+
+// Store is a whole backend: what the conformance suite exercises.
+type Store interface {
+	Reader
+	Writer
+	Embedder() EmbedderInfo
+	Close() error
+}
+
+// Options configure Open.
+type Options struct {
+	// Embedder identifies the vectors written; a store holding vectors of
+	// another embedder refuses to open with ErrEmbedderMismatch.
+	Embedder EmbedderInfo
+	// Merger computes merged entities and relations; required for writes.
+	Merger Merger
+	// Username, Password and Database are for server backends; never logged.
+	Username string
+	Password string
+	Database string
+	// BatchSize bounds rows per statement on server backends.
+	BatchSize int
+}
+
+// OpenFunc opens a backend for a parsed store URL.
+type OpenFunc func(ctx context.Context, u *url.URL, opts Options) (Store, error)
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]OpenFunc{}
+)
+
+// Register makes a backend available to Open under the given URL schemes.
+func Register(open OpenFunc, schemes ...string) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, s := range schemes {
+		registry[s] = open
+	}
+}
+
+// Open opens the store named by a URL such as sqlite://./.docgraph/graph.db or
+// neo4j://localhost:7687. The backend package must be imported for its side effect.
+func Open(ctx context.Context, rawURL string, opts Options) (Store, error) {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	registryMu.RLock()
+	open, ok := registry[u.Scheme]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("store %q: unknown scheme %q (known: %s)", Redact(rawURL), u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	return open(ctx, u, opts)
+}
+
+// Schemes lists the registered URL schemes.
+func Schemes() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for s := range registry {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func parseURL(raw string) (*url.URL, error) {
+	if !strings.Contains(raw, "://") {
+		// A bare path means the embedded default.
+		return &url.URL{Scheme: "sqlite", Opaque: raw, Path: raw}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("store %q: %w", Redact(raw), errors.Unwrap(err))
+	}
+	return u, nil
+}
+
+// Redact hides a password embedded in a store URL so it can be logged.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if i := strings.Index(raw, "@"); i >= 0 && strings.Contains(raw[:i], ":") {
+			return "[redacted]@" + raw[i+1:]
+		}
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// SQLitePath returns the file path of a sqlite:// URL: sqlite://./a/b.db is
+// the relative path ./a/b.db and sqlite:///abs/b.db the absolute /abs/b.db.
+func SQLitePath(u *url.URL) string {
+	if u.Opaque != "" {
+		return u.Opaque
+	}
+	return u.Host + u.Path
+}
