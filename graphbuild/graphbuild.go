@@ -12,8 +12,8 @@ import (
 	"docgraph/store"
 )
 
-// NormalizeKey folds case, whitespace and punctuation so that "Lothair II",
-// "lothair  II" and "Lothair II." name the same entity.
+// NormalizeKey folds case, whitespace, punctuation and Latin diacritics so
+// that "Lothair II", "lothair  II" and "Lothair II." name the same entity.
 func NormalizeKey(name string) string {
 	var sb strings.Builder
 	sb.Grow(len(name))
@@ -25,7 +25,12 @@ func NormalizeKey(name string) string {
 				sb.WriteByte(' ')
 			}
 			space = false
-			sb.WriteRune(unicode.ToLower(r))
+			r = unicode.ToLower(r)
+			if f, ok := foldTable[r]; ok {
+				sb.WriteString(f)
+			} else {
+				sb.WriteRune(r)
+			}
 		case r == '\'' || r == '’':
 			// "Maurice's" and "Maurices" should not split into two words.
 		default:

@@ -19,6 +19,9 @@ func TestNormalizeKey(t *testing.T) {
 		{"U.S.A.", "u s a"},
 		{"Theodred II (Bishop of Elmham)", "theodred ii bishop of elmham"},
 		{"北京", "北京"},
+		{"Aschenbrödel", "aschenbrodel"},
+		{"ÉCOLE Française", "ecole francaise"},
+		{"Straße", "strasse"},
 		{"...", ""},
 	}
 	for _, tc := range tests {

@@ -232,6 +232,9 @@ func offScanWord(text string, i int, flags offFlags) (int, offFlags) {
 		}
 		next := offRuneAt(text, i+w)
 		switch {
+		case r == '_' && runes > 0 && offWordRune(next):
+			// Identifiers such as NETLINK_KERNEL_SOCKET stay whole.
+			digitsOnly = false
 		case (r == '\'' || r == '’') && runes > 0 && offLetter(next) && !digitsOnly:
 		case (r == '-' || r == '‐') && runes > 0 && offWordRune(next) && !offHyphenSplit(text, seg, i, i+w, segUpper):
 			// "Wiley-Blackwell" and "half-brother" are one word, but

@@ -8,8 +8,6 @@ import (
 // Span finders of the offline extractor. Each works on one sentence's
 // tokens [s0, s1) and adds the mentions it finds.
 
-func (x *offExtraction) tok(i int) offToken { return x.toks[i] }
-
 func (x *offExtraction) word(i int) string { return x.toks[i].text(x.text) }
 
 // lower returns token i in lower case, computed once per token.
@@ -368,8 +366,9 @@ func (x *offExtraction) extend(i, s1 int) (int, []offCut) {
 			j++
 			continue
 		}
-		if x.nameNumber(j) && prev.kind == offWord &&
-			(j+1 >= s1 || x.toks[j+1].kind != offNum) {
+		lineEnd := j+1 >= len(x.toks) || x.toks[j+1].has(offNL)
+		if x.nameNumber(j) && prev.kind == offWord && (j+1 >= s1 || x.toks[j+1].kind != offNum) &&
+			!(lineEnd && t.end-t.start >= 3) { // "Connection Tracking 250": a page number
 			// "Apollo 11", "Live at the Rainbow 1973": the number may
 			// also be a date or a count after the name, so keep both.
 			cuts = append(cuts, offCut{l: j, r: j + 1})
@@ -597,7 +596,7 @@ func (x *offExtraction) nameAdd(si, a, b, altStart int, typ string) {
 		if t.has(offAllCaps) && (x.capsStop(a-1) || x.capsStop(a+1)) {
 			return // "ORDER BY": code, not a name
 		}
-		if t.kind == offNum || offStopWords[w] || offMonths[strings.TrimSuffix(w, ".")] || offWeekdays[w] || offWorkCues[w] {
+		if t.kind == offNum || offStopWords[w] || offMonths[strings.TrimSuffix(w, ".")] || offWeekdays[w] || offWorkCues[w] || offLabels[w] {
 			return
 		}
 		if n := end - start; n == 1 || n == 2 && t.has(offAbbrev) {

@@ -69,9 +69,11 @@ var offStopWords = offWordSet(
 // "Bishop of Elmham", "Ludwig van Beethoven", "Alexander the Great".
 var offConnectors = offWordSet(`of the a an de von van da del della la le las los and y di du des der den dos das degli dei delle bin bint ibn mac ap zu zur vom ter ten op af und et for upon with`)
 
-// offWeakConnectors join titles ("Society for Science", "Death in Venice")
-// as often as they sit between two names ("Milestone for Paramount"), so a
-// span joined by one yields the whole and both parts.
+// offWeakConnectors join titles ("Society for Science", "Gone with the
+// Wind") as often as they sit between two names ("Milestone for
+// Paramount"), so a span joined by one yields the whole and both parts.
+// "in", "at" and "on" join two names far more often than a title, so they
+// are no connectors at all.
 var offWeakConnectors = offWordSet(`for upon with`)
 
 // offHonorifics are abbreviations that never end a sentence.
@@ -125,7 +127,7 @@ var offUnits = offWordSet(`% percent per km km2 kilometres kilometers kilometre 
 // offScales multiply a number: "$5 million".
 var offScales = offWordSet(`thousand million billion trillion m bn mn k`)
 
-// offTitleCues precede person names.
+// offPersonCues precede person names.
 var offPersonCues = offWordSet(`mr mrs ms dr prof sir dame lord lady king queen prince princess
 	duke duchess earl count countess baron baroness emperor empress pope saint st president
 	senator governor general colonel captain lieutenant sergeant admiral bishop archbishop
@@ -157,7 +159,7 @@ var offWorkCues = offWordSet(`film movie album song single novel book play opera
 
 var offWorkWords = offWordSet(`journal magazine review gazette times post herald tribune chronicle`)
 
-var offLocationCues = offWordSet(`in near at from across`)
+var offLocationCues = offWordSet(`in near`)
 
 // offRegions complete "Johnnycake, West Virginia" style place names.
 var offRegions = offWordSet(
@@ -207,3 +209,7 @@ var offHyphenHeads = offWordSet(`born based held area era language speaking owne
 // offHyphenPrefixes open words made from names: "post-World War II", "anti-Japanese".
 var offHyphenPrefixes = offWordSet(`post pre anti mid non ex pro neo pan trans sub super ultra
 	semi quasi counter inter intra proto pseudo`)
+
+// offLabels name parts of a document; alone ("Chapter" of "Chapter 9") they are no entity.
+var offLabels = offWordSet(`chapter figure fig table section example listing step part volume
+	appendix page line item exercise note notes question answer lesson unit`)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,8 @@ type ingestOptions struct {
 	Paths    []string
 	Prune    bool
 	JSON     bool
+	// CPUProfile writes a pprof CPU profile of the run.
+	CPUProfile string
 }
 
 // errSomeFailed makes the exit status 2 when some documents failed but the run completed.
@@ -80,10 +83,23 @@ others were still ingested), 1 when the run itself failed.`,
 	opts.Settings.AddIngestFlags(fs)
 	fs.BoolVar(&opts.Prune, "prune", false, "delete stored documents whose files are gone")
 	fs.BoolVar(&opts.JSON, "json", false, "print a machine-readable summary")
+	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
+	_ = fs.MarkHidden("cpuprofile")
 	return cmd
 }
 
 func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
+	if opts.CPUProfile != "" {
+		f, err := os.Create(opts.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	emb, err := pipeline.NewEmbedder(opts.Settings.Embedder)
 	if err != nil {
 		return err

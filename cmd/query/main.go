@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	_ "docgraph/store/neo4j"
 	_ "docgraph/store/sqlite"
 )
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
 	"docgraph/embedstore"
 	"docgraph/graphbuild"
 	"docgraph/store"
@@ -190,6 +192,7 @@ func TestQueryTerms(t *testing.T) {
 		{`text:Rhine^2 (Basel) "mouth"`, []string{"text", "rhine", "2", "basel", "mouth"}},
 		{`Rhine's  Zürich ライン川`, []string{"rhine", "s", "zürich", "ライン川"}},
 		{`\x00Rhine\`, []string{"x00rhine"}},
+		{"\x00Rhine\\", []string{"rhine"}},
 	} {
 		got := queryTerms(c.in)
 		if len(got) == 0 && len(c.want) == 0 {
@@ -415,5 +418,21 @@ func TestValidateRejectsHalfWrites(t *testing.T) {
 	}
 	if err := s.validate([]*store.DocumentWrite{func() *store.DocumentWrite { w := good(); w.Chunks[0].Embedding = []float32{1}; return w }()}); !errors.Is(err, store.ErrEmbedderMismatch) {
 		t.Errorf("wrong-dimension vector error %v does not wrap ErrEmbedderMismatch", err)
+	}
+}
+
+func TestRetryableKeepsDriverErrorsRecognisable(t *testing.T) {
+	conn := &n4j.ConnectivityError{Inner: errors.New("connection reset")}
+	wrapped := fmt.Errorf("write chunks: %w", conn)
+	if got := retryable(wrapped); got != error(conn) || !n4j.IsRetryable(got) {
+		t.Errorf("retryable(%v) = %v, want the bare connectivity error, which the driver retries", wrapped, got)
+	}
+	transient := &n4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected", Msg: "deadlock"}
+	if got := retryable(fmt.Errorf("merge: %w", transient)); !n4j.IsRetryable(got) {
+		t.Errorf("a wrapped deadlock is not retried: %v", got)
+	}
+	plain := fmt.Errorf("merge 3 entities: %w", errors.New("embedder down"))
+	if got := retryable(plain); got != plain || n4j.IsRetryable(got) {
+		t.Errorf("retryable(%v) = %v; a Merger failure must not be retried", plain, got)
 	}
 }

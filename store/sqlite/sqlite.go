@@ -52,6 +52,7 @@ const schemaVersion = 1
 //	relations         id, source_id, target_id, type, merged keywords/description, weight, embedding
 //	entity_mentions   one row per (entity, chunk) contribution: name, type, description fragment
 //	relation_mentions one row per (relation, chunk) contribution: keywords, description, weight
+//	dangling_relations relations with mentions but a missing endpoint entity
 //
 // Embeddings are little-endian float32 BLOBs. The writer keeps both FTS
 // indexes in step with their tables inside the writing transaction, with one
@@ -153,8 +154,12 @@ CREATE TABLE IF NOT EXISTS relation_mentions(
 );
 CREATE INDEX IF NOT EXISTS relation_mentions_relation ON relation_mentions(relation_id, chunk_id);
 CREATE INDEX IF NOT EXISTS relation_mentions_doc ON relation_mentions(doc_id);
-CREATE INDEX IF NOT EXISTS relation_mentions_source ON relation_mentions(source_id);
-CREATE INDEX IF NOT EXISTS relation_mentions_target ON relation_mentions(target_id);
+
+-- Relations that have mentions but lack an endpoint entity (possible for KG
+-- imports): re-examined whenever an entity appears.
+CREATE TABLE IF NOT EXISTS dangling_relations(
+	id TEXT PRIMARY KEY
+) WITHOUT ROWID;
 `
 
 // Store is an open SQLite graph store. It is safe for concurrent use; writes

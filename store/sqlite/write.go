@@ -275,11 +275,9 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	if _, err := tx.ExecContext(ctx, `
 		CREATE TEMP TABLE IF NOT EXISTS touched_entities(id TEXT PRIMARY KEY) WITHOUT ROWID;
 		CREATE TEMP TABLE IF NOT EXISTS touched_relations(id TEXT PRIMARY KEY) WITHOUT ROWID;
-		CREATE TEMP TABLE IF NOT EXISTS flipped_entities(id TEXT PRIMARY KEY) WITHOUT ROWID;
 		CREATE TEMP TABLE IF NOT EXISTS fts_dirty(id TEXT PRIMARY KEY) WITHOUT ROWID;
 		DELETE FROM temp.touched_entities;
 		DELETE FROM temp.touched_relations;
-		DELETE FROM temp.flipped_entities;
 		DELETE FROM temp.fts_dirty;`); err != nil {
 		return fmt.Errorf("prepare reconcile: %w", err)
 	}
@@ -385,18 +383,20 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return fmt.Errorf("index entities: %w", err)
 	}
 
-	// Relations: those mentioned by the change, plus those whose endpoint
-	// entity appeared or vanished.
-	if len(flipped) > 0 {
-		if err := fill(ctx, tx, "flipped_entities", flipped); err != nil {
-			return err
-		}
+	// Relations: those mentioned by the change, those whose endpoint entity
+	// vanished, and, when entities appeared, the dangling ones waiting for one.
+	// (A relation row can only name entities that existed before this write,
+	// so only deleted entities need looking up among the stored relations.)
+	if len(deleted) > 0 {
 		if err := collect(ctx, tx, ch.relations, `
-			SELECT m.relation_id FROM temp.flipped_entities f JOIN relation_mentions m ON m.source_id = f.id
-			UNION SELECT m.relation_id FROM temp.flipped_entities f JOIN relation_mentions m ON m.target_id = f.id
-			UNION SELECT r.id FROM temp.flipped_entities f JOIN relations r ON r.source_id = f.id
-			UNION SELECT r.id FROM temp.flipped_entities f JOIN relations r ON r.target_id = f.id`); err != nil {
-			return fmt.Errorf("relations of changed entities: %w", err)
+			SELECT r.id FROM json_each(?) j JOIN relations r ON r.source_id = j.value
+			UNION SELECT r.id FROM json_each(?) j JOIN relations r ON r.target_id = j.value`, jsonList(deleted), jsonList(deleted)); err != nil {
+			return fmt.Errorf("relations of deleted entities: %w", err)
+		}
+	}
+	if len(flipped) > len(deleted) {
+		if err := collect(ctx, tx, ch.relations, `SELECT id FROM dangling_relations`); err != nil {
+			return fmt.Errorf("dangling relations: %w", err)
 		}
 	}
 	if err := fill(ctx, tx, "touched_relations", ch.relations); err != nil {
@@ -419,9 +419,40 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load touched relations: %w", err)
 	}
-	rgroups, err := relationGroups(ctx, tx)
+	allGroups, err := relationGroups(ctx, tx)
 	if err != nil {
 		return err
+	}
+	// A relation is stored only while both endpoints exist; all mentions of
+	// one relation share its endpoints, so one check per relation suffices.
+	endpoints := map[string]bool{}
+	for _, g := range allGroups {
+		endpoints[g[0].SourceID], endpoints[g[0].TargetID] = false, false
+	}
+	ids := make([]string, 0, len(endpoints))
+	for id := range endpoints {
+		ids = append(ids, id)
+	}
+	if err := collect(ctx, tx, endpoints, `SELECT e.id FROM json_each(?) j JOIN entities e ON e.id = j.value`, jsonList(ids)); err != nil {
+		return fmt.Errorf("relation endpoints: %w", err)
+	}
+	var rgroups [][]store.RelationMention
+	var dangling, resolved []string
+	for _, g := range allGroups {
+		if endpoints[g[0].SourceID] && endpoints[g[0].TargetID] {
+			rgroups = append(rgroups, g)
+		} else {
+			dangling = append(dangling, g[0].RelationID)
+		}
+	}
+	for id := range ch.relations {
+		resolved = append(resolved, id)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dangling_relations WHERE id IN (SELECT value FROM json_each(?))`, jsonList(resolved)); err != nil {
+		return fmt.Errorf("dangling relations: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO dangling_relations(id) SELECT value FROM json_each(?)`, jsonList(dangling)); err != nil {
+		return fmt.Errorf("dangling relations: %w", err)
 	}
 	var rmerged []store.Relation
 	if len(rgroups) > 0 {
@@ -503,14 +534,12 @@ func entityGroups(ctx context.Context, tx *sql.Tx) ([][]store.EntityMention, err
 	return groups, nil
 }
 
-// relationGroups loads the mentions of the touched relations whose two
-// endpoint entities exist; a relation left with none is deleted.
+// relationGroups loads all mentions of the touched relations, grouped by
+// relation in a fixed order.
 func relationGroups(ctx context.Context, tx *sql.Tx) ([][]store.RelationMention, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT m.relation_id, m.source_id, m.target_id, m.type, m.chunk_id, m.keywords, m.description, m.weight
 		FROM temp.touched_relations t JOIN relation_mentions m ON m.relation_id = t.id
-		WHERE EXISTS (SELECT 1 FROM entities e WHERE e.id = m.source_id)
-		  AND EXISTS (SELECT 1 FROM entities e WHERE e.id = m.target_id)
 		ORDER BY m.relation_id, m.chunk_id, m.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load relation mentions: %w", err)

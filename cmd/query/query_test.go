@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"docgraph/embedstore"
+	"docgraph/pipeline"
+)
+
+func ingestCorpus(t *testing.T, db string) {
+	t.Helper()
+	emb := embedstore.NewHash()
+	s := pipeline.Settings{Store: db}
+	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := pipeline.Offline(s, emb, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, _ := filepath.Abs("../../testdata/corpus")
+	sum, err := p.Ingest(context.Background(), []string{corpus}, pipeline.Options{})
+	if err != nil || sum.Added == 0 || sum.Failed != 0 {
+		t.Fatalf("ingest: %+v %v", sum, err)
+	}
+}
+
+func TestQueryCommandPrintsRankedPassagesWithSources(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	var out, errb bytes.Buffer
+	cmd := newRootCmd(streams{Out: &out, Err: &errb})
+	cmd.SetArgs([]string{"--store", db, "--config", "", "--top-k", "2", "Who broke Enigma messages at Bletchley Park?"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	lines := strings.Split(out.String(), "\n")
+	if !strings.HasPrefix(lines[0], "[1] ") || !strings.Contains(lines[0], "alan-turing.txt") {
+		t.Fatalf("top passage should be alan-turing.txt:\n%s", out.String())
+	}
+	if strings.Count(out.String(), "\n[") != 1 {
+		t.Errorf("--top-k 2 should print 2 passages:\n%s", out.String())
+	}
+
+	out.Reset()
+	cmd = newRootCmd(streams{Out: &out, Err: &errb})
+	cmd.SetArgs([]string{"--store", db, "--config", "", "--json", "Who designed the Go programming language?"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Passages []struct {
+			DocPath string  `json:"doc_path"`
+			Score   float64 `json:"score"`
+		} `json:"passages"`
+		Timings map[string]int64 `json:"timings_ns"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if len(res.Passages) == 0 || !strings.HasSuffix(res.Passages[0].DocPath, "go-language.md") || res.Timings["total"] <= 0 {
+		t.Fatalf("json result %+v", res)
+	}
+}
+
+func TestQueryCommandRejectsBadInput(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	for _, args := range [][]string{
+		{"--store", db, "--config", "", "   "},
+		{"--store", db, "--config", "", "--mode", "nonsense", "q"},
+		{"--store", db, "--config", "", "--embedder", "word2vec", "q"},
+	} {
+		var out, errb bytes.Buffer
+		cmd := newRootCmd(streams{Out: &out, Err: &errb})
+		cmd.SetArgs(args)
+		if err := cmd.ExecuteContext(context.Background()); err == nil || errb.Len() == 0 {
+			t.Errorf("%v: want an error message, got %v %q", args, err, errb.String())
+		}
+	}
+}
