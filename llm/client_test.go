@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,7 +180,7 @@ func TestRetries(t *testing.T) {
 			script: []llmtest.Reply{
 				{Content: "too late", Delay: 5 * time.Second}, ok,
 			},
-			opts:     []Option{WithTimeout(150 * time.Millisecond)},
+			opts:     []Option{WithTimeout(400 * time.Millisecond)},
 			wantReqs: 2, wantRetries: 1,
 		},
 		{
@@ -484,6 +485,10 @@ func TestRPMLimitWaits(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Fixed("ok"))
 	defer srv.Close()
 	c := newTestClient(t, srv, WithRPM(60))
+	// A stopped clock and a recorded wait: the limiter's arithmetic, not the machine's speed.
+	now := time.Now()
+	c.eng.rpm.now = func() time.Time { return now }
+	c.eng.rpm.last = now
 	var waited []time.Duration
 	c.eng.rpm.waitFn = func(ctx context.Context, d time.Duration) error {
 		waited = append(waited, d)
@@ -494,9 +499,12 @@ func TestRPMLimitWaits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A burst of 6, then about a second each.
-	if len(waited) != 2 || waited[0] < 900*time.Millisecond {
-		t.Errorf("limiter waits %v, want two of about 1s after a burst of 6", waited)
+	// A burst of 6, then one a second.
+	if !slices.Equal(waited, []time.Duration{time.Second, 2 * time.Second}) {
+		t.Errorf("limiter waits %v, want [1s 2s] after a burst of 6", waited)
+	}
+	if srv.Count() != 8 {
+		t.Errorf("server saw %d requests, want 8", srv.Count())
 	}
 }
 
