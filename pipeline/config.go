@@ -33,6 +33,7 @@ type Settings struct {
 	Concurrency   int
 	Neo4jDatabase string
 	BatchSize     int
+	LLMSettings
 }
 
 // ApplyConfig fills every flag the user did not set on the command line from
@@ -91,8 +92,8 @@ func setFromYAML(f *pflag.Flag, v any) error {
 	return f.Value.Set(fmt.Sprint(v))
 }
 
-// NewEmbedder builds the embedder named by spec: "hash" (offline, 384
-// dimensions) or "hash:DIM".
+// NewEmbedder builds the offline embedder named by spec: "hash" (384
+// dimensions) or "hash:DIM". NewModels also accepts provider embedders.
 func NewEmbedder(spec string) (embedstore.Embedder, error) {
 	name, arg, _ := strings.Cut(spec, ":")
 	switch name {
@@ -107,7 +108,7 @@ func NewEmbedder(spec string) (embedstore.Embedder, error) {
 		}
 		return embedstore.NewHash(embedstore.WithDimension(dim)), nil
 	}
-	return nil, fmt.Errorf("embedder %q: unknown provider %q (known: hash)", spec, name)
+	return nil, fmt.Errorf("embedder %q: unknown provider %q (known: hash, openai, ollama)", spec, name)
 }
 
 // OpenStore opens the configured store for the embedder's vectors. Server
@@ -141,8 +142,13 @@ func firstEnv(names ...string) string {
 }
 
 // Offline builds the pipeline that needs no model: the built-in extractor and
-// the embedder named in s, over the opened store.
+// the given embedder, over the opened store.
 func Offline(s Settings, emb embedstore.Embedder, st Store) (*Pipeline, error) {
+	return New(s, &Models{Embedder: emb, Extractor: ner.NewOffline()}, st)
+}
+
+// New composes the ingest pipeline from settings, models and an opened store.
+func New(s Settings, m *Models, st Store) (*Pipeline, error) {
 	if s.ChunkTokens == 0 {
 		s.ChunkTokens = 768
 	}
@@ -153,15 +159,14 @@ func Offline(s Settings, emb embedstore.Embedder, st Store) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("splitter: %w", err)
 	}
-	ex := ner.NewOffline()
 	return &Pipeline{
 		Loader:      loader.New(),
 		Splitter:    sp,
-		Extractor:   ex,
-		Embedder:    emb,
+		Extractor:   m.Extractor,
+		Embedder:    m.Embedder,
 		Store:       st,
 		Concurrency: s.Concurrency,
-		Fingerprint: Fingerprint(s, ex.Name(), emb),
+		Fingerprint: Fingerprint(s, m.ExtractorName(), m.Embedder),
 	}, nil
 }
 
@@ -178,7 +183,7 @@ func NewMerger(emb embedstore.Embedder) store.Merger {
 // AddStoreFlags registers the flags every command needs to reach a store.
 func (s *Settings) AddStoreFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Store, "store", DefaultStore, "graph store URL: sqlite://PATH or neo4j://HOST:7687 (bolt://, neo4j+s://)")
-	fs.StringVar(&s.Embedder, "embedder", "hash", "embedder: hash[:DIM] (offline)")
+	fs.StringVar(&s.Embedder, "embedder", "hash", "embedder: hash[:DIM] (offline), openai:MODEL, ollama:MODEL")
 	fs.StringVar(&s.Neo4jDatabase, "neo4j-database", "", "Neo4j database name (default: the server's default)")
 	fs.IntVar(&s.BatchSize, "batch-size", 1000, "rows per write statement on server stores")
 }

@@ -107,11 +107,14 @@ type Summary struct {
 	Duplicate int `json:"duplicate"`
 	Failed    int `json:"failed"`
 	Deleted   int `json:"deleted"`
+	// Skipped counts files not started because the run was stopped.
+	Skipped int `json:"skipped,omitempty"`
 	// Written counts what this run wrote; Totals what the store holds after it.
 	ChunksWritten    int           `json:"chunks_written"`
 	EntityMentions   int           `json:"entity_mentions_written"`
 	RelationMentions int           `json:"relation_mentions_written"`
 	Totals           *store.Stats  `json:"totals,omitempty"`
+	LLM              *ModelStats   `json:"llm,omitempty"`
 	Failures         []FileResult  `json:"failures,omitempty"`
 	Duration         time.Duration `json:"duration_ns"`
 }
@@ -120,6 +123,9 @@ type Summary struct {
 type Options struct {
 	// Prune deletes stored documents whose files no longer exist.
 	Prune bool
+	// Stop, when closed, keeps the run from starting further files; files
+	// in flight finish under ctx. Skipped files and prune are then left out.
+	Stop <-chan struct{}
 }
 
 // Ingest loads every supported file under paths and brings the store up to
@@ -129,6 +135,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	start := time.Now()
 	files, walkFailures, err := Walk(paths)
 	if err != nil {
+		return nil, err
+	}
+	if files, err = p.withUnfinished(ctx, files); err != nil {
 		return nil, err
 	}
 	if p.Progress != nil {
@@ -173,6 +182,12 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	g.SetLimit(p.concurrency())
 	for _, path := range files {
 		g.Go(func() error {
+			if stopped(opts.Stop) {
+				mu.Lock()
+				sum.Skipped++
+				mu.Unlock()
+				return nil
+			}
 			r := p.IngestFile(gctx, path)
 			if err := gctx.Err(); err != nil && r.Outcome == Failed {
 				return err
@@ -184,7 +199,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	if err := g.Wait(); err != nil {
 		return sum, fmt.Errorf("ingest interrupted: %w", err)
 	}
-	if opts.Prune {
+	if opts.Prune && sum.Skipped == 0 && !stopped(opts.Stop) {
 		if err := p.prune(ctx, record); err != nil {
 			return sum, err
 		}
@@ -219,7 +234,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 	if err != nil {
 		// Keep a done version of this path: a bad edit must not lose data.
 		if prev == nil || prev.Status != store.StatusDone {
-			p.markFailed(ctx, path, err)
+			p.markFailed(ctx, path, prev, err)
 		}
 		return fail(err)
 	}
@@ -247,16 +262,24 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 				res.Outcome = Renamed
 				return res
 			}
+			if prev != nil {
+				// What this path held before (an old version, a queued row) is outdated.
+				if err := p.Store.DeleteDocument(ctx, prev.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+					return fail(fmt.Errorf("%s: delete old version: %w", path, err))
+				}
+			}
 			res.Outcome = Duplicate
 			res.Warnings = append(res.Warnings, "same content as "+same.Path+"; not stored twice")
 			return res
 		}
 	}
+	flight, err := p.begin(ctx, prev, doc)
+	if err != nil {
+		return fail(err)
+	}
 	w, rejected, err := p.Build(ctx, doc)
 	if err != nil {
-		if prev == nil || prev.Status != store.StatusDone {
-			p.markFailed(ctx, path, err)
-		}
+		flight.end(ctx, err)
 		return fail(err)
 	}
 	if prev != nil && prev.ID != doc.ID {
@@ -266,6 +289,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 		w.Replaces = append(w.Replaces, pid) // a failure row from an earlier run
 	}
 	if err := p.Store.WriteDocument(ctx, w); err != nil {
+		flight.end(ctx, err)
 		return fail(fmt.Errorf("%s: write: %w", path, err))
 	}
 	res.Chunks, res.Entities, res.Relations, res.Rejected = len(w.Chunks), len(w.Entities), len(w.Relations), rejected
@@ -351,8 +375,13 @@ func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, erro
 
 // markFailed records a failure for a path that has no good stored version, so
 // that `ingest status` lists it and the next run retries it.
-func (p *Pipeline) markFailed(ctx context.Context, path string, cause error) {
+func (p *Pipeline) markFailed(ctx context.Context, path string, prev *store.Document, cause error) {
 	if ctx.Err() != nil {
+		return
+	}
+	if prev != nil {
+		// The path's own row (queued, unfinished or failed) records it.
+		_ = p.Store.SetStatus(ctx, *prev, store.StatusFailed, cause.Error())
 		return
 	}
 	_ = p.Store.SetStatus(ctx, store.Document{ID: PathID(path), Path: path, Title: filepath.Base(path)}, store.StatusFailed, cause.Error())

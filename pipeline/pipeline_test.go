@@ -15,7 +15,7 @@ import (
 )
 
 // newPipeline opens a fresh SQLite store in a temp dir with the offline stages.
-func newPipeline(t *testing.T, dbPath string, s pipeline.Settings) (*pipeline.Pipeline, store.Store) {
+func newPipeline(t testing.TB, dbPath string, s pipeline.Settings) (*pipeline.Pipeline, store.Store) {
 	t.Helper()
 	emb := embedstore.NewHash(embedstore.WithDimension(64))
 	s.Store = "sqlite://" + dbPath

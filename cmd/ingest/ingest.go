@@ -35,6 +35,10 @@ type ingestOptions struct {
 	JSON     bool
 	// CPUProfile writes a pprof CPU profile of the run.
 	CPUProfile string
+	// Watch keeps applying changes after the first sync (see watch.go).
+	Watch           bool
+	Debounce        time.Duration
+	ShutdownTimeout time.Duration
 }
 
 // errSomeFailed makes the exit status 2 when some documents failed but the run completed.
@@ -81,10 +85,13 @@ others were still ingested), 1 when the run itself failed.`,
 	fs.StringVar(&opts.Config, "config", "docgraph.yaml", "optional YAML config file")
 	opts.Settings.AddStoreFlags(fs)
 	opts.Settings.AddIngestFlags(fs)
+	opts.Settings.AddLLMFlags(fs)
 	fs.BoolVar(&opts.Prune, "prune", false, "delete stored documents whose files are gone")
 	fs.BoolVar(&opts.JSON, "json", false, "print a machine-readable summary")
 	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = fs.MarkHidden("cpuprofile")
+	addWatchFlags(fs, opts)
+	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io))
 	return cmd
 }
 
@@ -100,24 +107,32 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	emb, err := pipeline.NewEmbedder(opts.Settings.Embedder)
+	models, err := pipeline.NewModels(ctx, opts.Settings)
 	if err != nil {
 		return err
 	}
-	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, pipeline.NewMerger(emb))
+	defer models.Close()
+	st, err := pipeline.OpenStore(ctx, opts.Settings, models.Embedder, models.Merger())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	p, err := pipeline.Offline(opts.Settings, emb, st)
+	p, err := pipeline.New(opts.Settings, models, st)
 	if err != nil {
 		return err
 	}
+	sd := newShutdown(ctx, opts.ShutdownTimeout)
+	defer sd.close()
+	if opts.Watch {
+		return runWatch(ctx, sd, opts, io, p)
+	}
 	prog := newProgress(io.Err, io.TTY && !opts.JSON)
 	p.Progress = prog
-	sum, err := p.Ingest(ctx, opts.Paths, pipeline.Options{Prune: opts.Prune})
+	sum, err := p.Ingest(sd.work, opts.Paths, pipeline.Options{Prune: opts.Prune, Stop: ctx.Done()})
+	err = sd.settle(err, io.Err)
 	prog.finish()
 	if sum != nil {
+		sum.LLM = models.Stats()
 		if opts.JSON {
 			enc := json.NewEncoder(io.Out)
 			enc.SetIndent("", "  ")
@@ -145,8 +160,22 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		fmt.Fprintf(w, "store: %d documents, %d chunks, %d entities, %d relations, %d mentions (embedder %s/%d)\n",
 			t.Documents, t.Chunks, t.Entities, t.Relations, t.Mentions, t.Embedder.Name, t.Embedder.Dimension)
 	}
+	if m := s.LLM; m != nil {
+		fmt.Fprintf(w, "llm %s: %d calls, %d cache hits, %d retries, %d failures, %d prompt + %d completion tokens",
+			m.Model, m.Calls, m.CacheHits, m.Retries, m.Failures, m.PromptTokens, m.CompletionTokens)
+		if m.EmbedCalls+m.EmbedCacheHits > 0 {
+			fmt.Fprintf(w, "; embeddings: %d calls, %d cache hits", m.EmbedCalls, m.EmbedCacheHits)
+		}
+		if m.RejectedRecords+m.JudgeInvalid > 0 {
+			fmt.Fprintf(w, "; %d malformed records, %d unparseable judge answers", m.RejectedRecords, m.JudgeInvalid)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "failed: %s\n", f.Error)
+	}
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, "stopped: %d files not started; they are picked up by the next run\n", s.Skipped)
 	}
 }
 

@@ -1,0 +1,232 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"docgraph/loader"
+	"docgraph/store"
+)
+
+// A document moves through the store's states like this:
+//
+//	(none) or pending --begin--> processing --write--> done
+//	                                  |------error---> failed (with reason)
+//	                                  '--cancelled---> back to what it was
+//
+// A document found in pending or processing when a run starts was left by a
+// crash or a queued change; Ingest resumes it. Until a new version is
+// written the old one stays queryable, because only the status changes.
+
+// settleTimeout bounds the status writes that undo an interrupted document;
+// they run after the run's context is cancelled, so they need their own.
+const settleTimeout = 5 * time.Second
+
+// inflight is one document between begin and end.
+type inflight struct {
+	p    *Pipeline
+	prev *store.Document // the row this path had, nil if none
+	row  store.Document  // the row begin marked processing
+}
+
+// begin marks the document processing. When the path already has a row
+// (an older version, a failure, a queued change) that row carries the
+// status, so the path never has two rows; otherwise a bare row with the
+// content id is created.
+func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.Document) (*inflight, error) {
+	f := &inflight{p: p, prev: prev}
+	if prev != nil {
+		f.row = *prev
+	} else {
+		f.row = store.Document{
+			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
+			Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
+		}
+	}
+	if err := p.Store.SetStatus(ctx, f.row, store.StatusProcessing, ""); err != nil {
+		return nil, fmt.Errorf("%s: mark processing: %w", doc.Path, err)
+	}
+	return f, nil
+}
+
+// end settles a document whose build or write did not complete. A
+// cancelled run rolls the row back to its state before begin, so a shutdown
+// leaves nothing half-done; a real failure is recorded with its reason,
+// except that a good older version stays done: a bad edit must not lose data.
+func (f *inflight) end(ctx context.Context, cause error) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	st := f.p.Store
+	switch {
+	case ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded):
+		if f.prev == nil {
+			_ = st.DeleteDocument(sctx, f.row.ID) // a bare row with no chunks
+			return
+		}
+		_ = st.SetStatus(sctx, *f.prev, f.prev.Status, f.prev.Error)
+	case f.prev != nil && f.prev.Status == store.StatusDone:
+		_ = st.SetStatus(sctx, *f.prev, store.StatusDone, "")
+	default:
+		_ = st.SetStatus(sctx, f.row, store.StatusFailed, cause.Error())
+	}
+}
+
+// unfinished reports whether a stored row is work a crash or a shutdown left.
+func unfinished(d store.Document) bool {
+	return (d.Status == store.StatusPending || d.Status == store.StatusProcessing) && localPath(d)
+}
+
+// localPath reports whether a document came from a file ingest can re-read.
+func localPath(d store.Document) bool {
+	return d.Format != "kg" && d.Path != "" && !strings.Contains(d.Path, "://")
+}
+
+// withUnfinished adds to files the paths of documents left pending or
+// processing, so a run resumes them even when they lie outside its paths.
+// Rows whose files are gone are settled instead: a bare row is removed, an
+// older version that was being replaced is done again (prune removes it).
+func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string, error) {
+	docs, err := p.Store.Documents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resume: list documents: %w", err)
+	}
+	have := make(map[string]bool, len(files))
+	for _, f := range files {
+		have[f] = true
+	}
+	added := false
+	for _, d := range docs {
+		if !unfinished(d) || have[d.Path] {
+			continue
+		}
+		info, statErr := os.Stat(d.Path)
+		if statErr == nil && info.Mode().IsRegular() && loader.Supported(d.Path) {
+			files = append(files, d.Path)
+			have[d.Path], added = true, true
+			continue
+		}
+		if d.Chunks == 0 {
+			if err := p.Store.DeleteDocument(ctx, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("resume %s: remove unfinished row: %w", d.Path, err)
+			}
+			continue
+		}
+		if err := p.Store.SetStatus(ctx, d, store.StatusDone, ""); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", d.Path, err)
+		}
+	}
+	if added {
+		sort.Strings(files)
+	}
+	return files, nil
+}
+
+// MarkPending records that a change to the file at path is queued, so that
+// `ingest status` shows it and a crash before it is processed resumes it.
+// A path that already has a row keeps it untouched: its current version
+// stays done and queryable until the new one is written.
+func (p *Pipeline) MarkPending(ctx context.Context, path string) error {
+	_, err := p.Store.DocumentByPath(ctx, path)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%s: mark pending: %w", path, err)
+	}
+	doc := store.Document{ID: PathID(path), Path: path, Title: filepath.Base(path)}
+	if err := p.Store.SetStatus(ctx, doc, store.StatusPending, ""); err != nil {
+		return fmt.Errorf("%s: mark pending: %w", path, err)
+	}
+	return nil
+}
+
+// DeletePath removes the documents stored for path: every row at that exact
+// path (a version, a failure, a queued change) and, when under is true, every
+// document in the folder path. One result per removed document says how many
+// entities and relations left the store with it.
+func (p *Pipeline) DeletePath(ctx context.Context, path string, under bool) ([]FileResult, error) {
+	var out []FileResult
+	for {
+		d, err := p.Store.DocumentByPath(ctx, path)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("delete %s: %w", path, err)
+		}
+		r, err := p.DeleteDocument(ctx, *d)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	if !under {
+		return out, nil
+	}
+	docs, err := p.Store.Documents(ctx)
+	if err != nil {
+		return out, fmt.Errorf("delete %s: list documents: %w", path, err)
+	}
+	prefix := strings.TrimSuffix(path, string(filepath.Separator)) + string(filepath.Separator)
+	for _, d := range docs {
+		if !strings.HasPrefix(d.Path, prefix) {
+			continue
+		}
+		r, err := p.DeleteDocument(ctx, d)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// DeleteDocument removes one stored document and reports how many entities
+// and relations the store lost with it (those only it mentioned; the rest
+// just lose its share of descriptions and weights).
+func (p *Pipeline) DeleteDocument(ctx context.Context, d store.Document) (FileResult, error) {
+	start := time.Now()
+	r := FileResult{Path: d.Path, DocID: d.ID, Outcome: Deleted, Chunks: d.Chunks}
+	before, _ := p.Store.Stats(ctx)
+	if err := p.Store.DeleteDocument(ctx, d.ID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			r.Duration = time.Since(start)
+			return r, nil // already gone: a rename or another delete got there first
+		}
+		return r, fmt.Errorf("delete %s (%s): %w", d.Path, d.ID, err)
+	}
+	if after, err := p.Store.Stats(ctx); err == nil && before != nil {
+		r.Entities = before.Entities - after.Entities
+		r.Relations = before.Relations - after.Relations
+	}
+	r.Duration = time.Since(start)
+	return r, nil
+}
+
+// fileExists reports whether path names something on disk (any error but
+// "does not exist" counts as existing: deleting on a transient error would
+// lose data).
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// stopped reports whether a stop channel is closed.
+func stopped(stop <-chan struct{}) bool {
+	if stop == nil {
+		return false
+	}
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}

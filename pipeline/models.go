@@ -1,0 +1,237 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"docgraph/embedstore"
+	"docgraph/graphbuild"
+	"docgraph/llm"
+	"docgraph/ner"
+	"docgraph/splitter"
+	"docgraph/store"
+)
+
+// LLMSettings choose and tune the model-backed stages. With LLM empty,
+// ingestion is offline: the built-in extractor, no summaries.
+type LLMSettings struct {
+	LLM         string // openai:MODEL, ollama:MODEL, anthropic:MODEL
+	Gleaning    int
+	NERVariant  string
+	EntityTypes []string
+	Concurrency int
+	RPM         int
+	TPM         int
+	Timeout     time.Duration
+	Retries     int
+	Cache       string // response cache file; "off" disables; "" means beside the graph
+	// ContextTokens is the model's context budget for one extraction conversation.
+	ContextTokens int
+	// DescriptionTokens bounds a merged description before it is summarised.
+	DescriptionTokens int
+}
+
+// AddLLMFlags registers the model flags.
+func (l *LLMSettings) AddLLMFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&l.LLM, "llm", "", "LLM for extraction and summaries: openai:MODEL (OPENAI_API_KEY, OPENAI_BASE_URL), ollama:MODEL (OLLAMA_HOST), anthropic:MODEL (ANTHROPIC_API_KEY); empty = offline")
+	fs.IntVar(&l.Gleaning, "gleaning", 1, "loop-NER gleaning rounds after the first extraction")
+	fs.StringVar(&l.NERVariant, "ner-variant", "base", "loop-NER variant: base (glean, then ask the judge) or trial (judge first)")
+	fs.StringSliceVar(&l.EntityTypes, "entity-types", nil, "entity types the extraction prompt allows (default: organization, person, location, event, ...)")
+	fs.IntVar(&l.Concurrency, "llm-concurrency", 16, "LLM calls in flight at once")
+	fs.IntVar(&l.RPM, "rpm", 0, "LLM requests per minute (0 = unlimited)")
+	fs.IntVar(&l.TPM, "tpm", 0, "LLM tokens per minute (0 = unlimited)")
+	fs.DurationVar(&l.Timeout, "llm-timeout", 2*time.Minute, "timeout of one LLM call")
+	fs.IntVar(&l.Retries, "llm-retries", 6, "retries of a failed LLM call (429, 5xx, timeouts), with exponential backoff")
+	fs.StringVar(&l.Cache, "llm-cache", "", `LLM response cache file (default: llm-cache.db beside the graph; "off" to disable)`)
+	fs.IntVar(&l.ContextTokens, "llm-context-tokens", 32000, "context budget of one extraction conversation; gleaning rounds that would exceed it are skipped")
+	fs.IntVar(&l.DescriptionTokens, "description-tokens", 300, "merged descriptions longer than this are summarised by the LLM (truncated offline)")
+}
+
+// Models are the model-backed parts of a run: the embedder always, the chat
+// model and its extractor and summariser when an LLM is configured.
+type Models struct {
+	Embedder   embedstore.Embedder
+	Chat       *llm.Client // nil offline
+	Extractor  ner.Extractor
+	Summarizer graphbuild.Summarizer // nil offline
+	descBudget int
+}
+
+// NewModels builds the embedder and, when s.LLM is set, the LLM client, the
+// loop-NER extractor and the summariser, all sharing one response cache.
+func NewModels(ctx context.Context, s Settings) (*Models, error) {
+	m := &Models{descBudget: s.DescriptionTokens}
+	cache := s.cachePath()
+	opts := []llm.Option{
+		llm.WithConcurrency(s.LLMSettings.Concurrency), llm.WithRPM(s.RPM), llm.WithTPM(s.TPM),
+		llm.WithTimeout(s.Timeout), llm.WithRetries(s.Retries),
+	}
+	if cache != "" {
+		opts = append(opts, llm.WithCache(cache))
+	}
+	emb, err := newEmbedder(ctx, s.Embedder, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.Embedder = emb
+	if s.LLM == "" {
+		m.Extractor = ner.NewOffline()
+		return m, nil
+	}
+	variant, err := ner.ParseVariant(orDefault(s.NERVariant, "base"))
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	client, err := llm.New(s.LLM, opts...)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("--llm %s: %w", s.LLM, err)
+	}
+	m.Chat = client
+	tok, err := splitter.NewTokenizer("")
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	loopOpts := []ner.LoopOption{
+		ner.WithGleaning(s.Gleaning), ner.WithVariant(variant), ner.WithTokenCounter(tok.Count),
+	}
+	if s.ContextTokens > 0 {
+		loopOpts = append(loopOpts, ner.WithContextTokens(s.ContextTokens))
+	}
+	if len(s.EntityTypes) > 0 {
+		loopOpts = append(loopOpts, ner.WithEntityTypes(s.EntityTypes...))
+	}
+	m.Extractor = ner.NewLoop(client, loopOpts...)
+	m.Summarizer = llm.NewSummarizer(client, llm.WithSummaryTokenCounter(tok.Count))
+	return m, nil
+}
+
+// Merger is the store merger for these models: LLM summaries of long
+// descriptions when a chat model is configured, truncation otherwise.
+func (m *Models) Merger() store.Merger {
+	opts := []graphbuild.MergerOption{graphbuild.WithDescriptionBudget(m.descBudget)}
+	if m.Summarizer != nil {
+		opts = append(opts, graphbuild.WithSummarizer(m.Summarizer))
+	}
+	return graphbuild.NewMerger(m.Embedder, opts...)
+}
+
+// ExtractorName identifies the extractor in the fingerprint.
+func (m *Models) ExtractorName() string {
+	if n, ok := m.Extractor.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return fmt.Sprintf("%T", m.Extractor)
+}
+
+// ModelStats are the LLM counters of a run, for the ingest summary.
+type ModelStats struct {
+	Model            string  `json:"model,omitempty"`
+	Calls            int64   `json:"calls"`
+	CacheHits        int64   `json:"cache_hits"`
+	Retries          int64   `json:"retries"`
+	Failures         int64   `json:"failures"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	EmbedCalls       int64   `json:"embedding_calls,omitempty"`
+	EmbedCacheHits   int64   `json:"embedding_cache_hits,omitempty"`
+	GleaningRounds   int64   `json:"gleaning_rounds,omitempty"`
+	JudgeYes         int64   `json:"judge_yes,omitempty"`
+	JudgeNo          int64   `json:"judge_no,omitempty"`
+	JudgeInvalid     int64   `json:"judge_invalid,omitempty"`
+	ContextSkips     int64   `json:"context_skips,omitempty"`
+	RejectedRecords  int64   `json:"rejected_records,omitempty"`
+	RetryWaitSeconds float64 `json:"retry_wait_seconds,omitempty"`
+}
+
+// Stats reports the counters so far; nil when nothing model-backed ran.
+func (m *Models) Stats() *ModelStats {
+	var out ModelStats
+	any := false
+	if m.Chat != nil {
+		s := m.Chat.Stats()
+		out.Model = m.Chat.Name()
+		out.Calls, out.CacheHits, out.Retries, out.Failures = s.Calls, s.CacheHits, s.Retries, s.Failures
+		out.PromptTokens, out.CompletionTokens = s.PromptTokens, s.CompletionTokens
+		out.RetryWaitSeconds = s.RetryWait.Seconds()
+		any = true
+	}
+	if e, ok := m.Embedder.(*llm.Embedder); ok {
+		s := e.Stats()
+		out.EmbedCalls, out.EmbedCacheHits = s.Calls, s.CacheHits
+		out.Retries += s.Retries
+		out.Failures += s.Failures
+		any = true
+	}
+	if l, ok := m.Extractor.(*ner.Loop); ok {
+		s := l.Stats()
+		out.GleaningRounds, out.JudgeYes, out.JudgeNo, out.JudgeInvalid = s.Rounds, s.JudgeYes, s.JudgeNo, s.JudgeInvalid
+		out.ContextSkips, out.RejectedRecords = s.ContextSkips, s.Rejected
+	}
+	if !any {
+		return nil
+	}
+	return &out
+}
+
+// Close releases the clients and their caches.
+func (m *Models) Close() error {
+	var errs []error
+	if m.Chat != nil {
+		errs = append(errs, m.Chat.Close())
+	}
+	if e, ok := m.Embedder.(*llm.Embedder); ok {
+		errs = append(errs, e.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// cachePath is where LLM responses are cached: beside a SQLite graph, or
+// under ./.docgraph for server stores.
+func (s Settings) cachePath() string {
+	switch s.Cache {
+	case "off", "none", "false":
+		return ""
+	case "":
+	default:
+		return s.Cache
+	}
+	st := s.Store
+	if st == "" {
+		st = DefaultStore
+	}
+	if rest, ok := strings.CutPrefix(st, "sqlite://"); ok {
+		return filepath.Join(filepath.Dir(rest), "llm-cache.db")
+	}
+	if !strings.Contains(st, "://") {
+		return filepath.Join(filepath.Dir(st), "llm-cache.db")
+	}
+	return filepath.Join(".docgraph", "llm-cache.db")
+}
+
+func newEmbedder(ctx context.Context, spec string, opts []llm.Option) (embedstore.Embedder, error) {
+	name, _, _ := strings.Cut(spec, ":")
+	if name == "" || name == "hash" {
+		return NewEmbedder(spec)
+	}
+	e, err := llm.NewEmbedder(ctx, spec, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("--embedder %s: %w", spec, err)
+	}
+	return e, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
