@@ -32,6 +32,10 @@ type Settings struct {
 	ChunkOverlap  int
 	Concurrency   int
 	Neo4jDatabase string
+	// Neo4jUser and Neo4jPassword come from docgraph.yaml or DOCGRAPH_NEO4J_*
+	// when NEO4J_USER / NEO4J_PASSWORD are not set; never logged.
+	Neo4jUser     string
+	Neo4jPassword string
 	BatchSize     int
 	LLMSettings
 }
@@ -122,8 +126,8 @@ func OpenStore(ctx context.Context, s Settings, emb embedstore.Embedder, merger 
 		Merger:    merger,
 		Database:  s.Neo4jDatabase,
 		BatchSize: s.BatchSize,
-		Username:  firstEnv("NEO4J_USER", "NEO4J_USERNAME", "DOCGRAPH_NEO4J_USER"),
-		Password:  firstEnv("NEO4J_PASSWORD", "DOCGRAPH_NEO4J_PASSWORD"),
+		Username:  orDefault(firstEnv("NEO4J_USER", "NEO4J_USERNAME"), s.Neo4jUser),
+		Password:  orDefault(firstEnv("NEO4J_PASSWORD"), s.Neo4jPassword),
 	}
 	st, err := store.Open(ctx, s.Store, opts)
 	if err != nil {
@@ -186,6 +190,12 @@ func (s *Settings) AddStoreFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Embedder, "embedder", "hash", "embedder: hash[:DIM] (offline), openai:MODEL, ollama:MODEL")
 	fs.StringVar(&s.Neo4jDatabase, "neo4j-database", "", "Neo4j database name (default: the server's default)")
 	fs.IntVar(&s.BatchSize, "batch-size", 1000, "rows per write statement on server stores")
+	// Secrets are settable from the config file and environment only in
+	// spirit: the flags exist so ApplyConfig can fill them, and are hidden.
+	fs.StringVar(&s.Neo4jUser, "neo4j-user", "", "Neo4j user (prefer NEO4J_USER)")
+	fs.StringVar(&s.Neo4jPassword, "neo4j-password", "", "Neo4j password (prefer NEO4J_PASSWORD or docgraph.yaml)")
+	_ = fs.MarkHidden("neo4j-user")
+	_ = fs.MarkHidden("neo4j-password")
 }
 
 // AddIngestFlags registers the flags that shape chunks and the run.
