@@ -53,31 +53,7 @@ func fakeModel(calls *atomic.Int64) llmtest.Responder {
 }
 
 func llmPipeline(t *testing.T, dir string, srv *llmtest.Server) (*pipeline.Pipeline, *pipeline.Models, store.Store) {
-	t.Helper()
-	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
-	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
-	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "g.db"), Embedder: "hash:64", Concurrency: 2}
-	s.LLM = "openai:test-model"
-	s.Gleaning = 1
-	s.Retries = 1
-	s.Timeout = 5 * time.Second
-	s.LLMSettings.Concurrency = 4
-	ctx := context.Background()
-	m, err := pipeline.NewModels(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	st, err := pipeline.OpenStore(ctx, s, m.Embedder, m.Merger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.New(s, m, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, m, st
+	return llmPipelineWithCache(t, dir, srv, "")
 }
 
 func TestLLMIngestCachesAndIsolatesFailures(t *testing.T) {
@@ -148,8 +124,9 @@ func llmPipelineWithCache(t *testing.T, dir string, srv *llmtest.Server, cache s
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
 	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
-	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "g.db"), Embedder: "hash:64"}
+	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "g.db"), Embedder: "hash:64", Concurrency: 2}
 	s.LLM, s.Gleaning, s.Retries, s.Cache = "openai:test-model", 1, 1, cache
+	s.Timeout, s.LLMSettings.Concurrency = 5*time.Second, 4
 	ctx := context.Background()
 	m, err := pipeline.NewModels(ctx, s)
 	if err != nil {

@@ -168,7 +168,17 @@ type Mention struct {
 	DocID    string
 }
 
-// Writer is the write side of the contract.
+// Writer is the write side of the contract. Rules every backend follows (the
+// conformance suite in store/storetest checks them):
+//   - DeleteDocument, RenameDocument, Document and DocumentByPath report
+//     ErrNotFound for an unknown id or path;
+//   - a document put back into processing or failed leaves search until it is
+//     written again;
+//   - a relation exists only while both endpoint entities exist, and comes
+//     back from its stored fragments when they do;
+//   - Stats.Mentions counts distinct (entity, chunk) pairs;
+//   - DocumentByPath prefers the done row, then the newest, when several rows
+//     share a path (a failure row beside a good version).
 type Writer interface {
 	// WriteDocument replaces the document with w.Document.ID (and every id in
 	// w.Replaces) by w, atomically, and marks it done.
@@ -209,6 +219,20 @@ type Reader interface {
 	MentionsOf(ctx context.Context, entityIDs []string, limit int) ([]Mention, error)
 	// EntitiesOfChunks returns the MENTIONED_IN edges into the chunks.
 	EntitiesOfChunks(ctx context.Context, chunkIDs []string) ([]Mention, error)
+}
+
+// GraphScanner is implemented by stores that can hand over their whole
+// entity-chunk graph, which retrieval keeps in memory to rank passages by
+// Personalized PageRank. Both built-in backends implement it.
+type GraphScanner interface {
+	// ScanMentions calls fn once for every MENTIONED_IN edge into a chunk of
+	// a done document (each entity-chunk pair once), in no particular order.
+	// An error from fn stops the scan and is returned.
+	ScanMentions(ctx context.Context, fn func(Mention) error) error
+	// GraphVersion returns a token that changes whenever a write, delete or
+	// status change may have changed what ScanMentions returns, so a cached
+	// copy of the graph knows when to reload.
+	GraphVersion(ctx context.Context) (string, error)
 }
 
 // Store is a whole backend: what the conformance suite exercises.
@@ -313,4 +337,23 @@ func SQLitePath(u *url.URL) string {
 		return u.Opaque
 	}
 	return u.Host + u.Path
+}
+
+// KGScanner is implemented by stores that can hand over their whole
+// entity-relation graph, which path retrieval keeps in memory to walk
+// reasoning paths, and say which chunks each relation came from. Both
+// built-in backends implement it.
+type KGScanner interface {
+	// ScanEntities calls fn once for every entity, in no particular order,
+	// with ID, Name, Type and Mentions set (no description or embedding).
+	// An error from fn stops the scan and is returned.
+	ScanEntities(ctx context.Context, fn func(Entity) error) error
+	// ScanRelations calls fn once for every stored relation (both endpoints
+	// exist), in no particular order, with ID, SourceID, TargetID, Type and
+	// Weight set. An error from fn stops the scan and is returned.
+	ScanRelations(ctx context.Context, fn func(Relation) error) error
+	// RelationChunks returns the ids of the chunks each relation was
+	// extracted from, keyed by relation id, each list sorted; relations
+	// without mentions are absent.
+	RelationChunks(ctx context.Context, relationIDs []string) (map[string][]string, error)
 }
