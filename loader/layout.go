@@ -20,7 +20,7 @@ const (
 	baselineTol = 0.1  // glyphs of one run share a baseline within this
 	lineTol     = 0.4  // runs this close vertically (in the larger size) are one line: sub/superscripts
 	dupTol      = 0.1  // the same glyph drawn again within this distance is a fake-bold duplicate
-	chainTol    = 0.5  // see fixZeroWidths
+	chainTol    = 0.5  // kerning inside a zero-width string stays below this; see fixZeroWidths
 	paraFactor  = 1.3  // a baseline step this much above the page's usual leading is a paragraph break
 )
 
@@ -32,6 +32,11 @@ type glyph struct {
 	x, y float64
 	w    float64 // advance width
 	size float64
+	// zero: the library reported no width, so it did not advance past this
+	// glyph either; w is then the font's width if known, else 0 until
+	// fixZeroWidths estimates it. moved: the text position was set right
+	// before this glyph; guess: moved is unknown, fixZeroWidths infers it.
+	zero, moved, guess bool
 }
 
 // textRun is a stretch of glyphs drawn one after another without a word gap.
@@ -60,11 +65,15 @@ type pageStats struct {
 // layoutPage rebuilds a page's text from positioned glyphs: lines by
 // baseline, words by gaps, paragraphs by vertical distance. Text not set
 // upright (rotated margin notes, upside-down labels) follows as its own blocks.
-func layoutPage(texts []pdf.Text) (string, pageStats) {
+//
+// origins, when known (nil otherwise), says for each glyph whether the
+// content stream set the text position just before it and what its width
+// is if the library did not say; fixZeroWidths needs both.
+func layoutPage(texts []pdf.Text, origins []glyphOrigin) (string, pageStats) {
 	var st pageStats
 	var upright, flipped []glyph
 	var sideways []pdf.Text
-	for _, t := range texts {
+	for i, t := range texts {
 		s, unmapped := glyphText(t.S)
 		st.glyphs++
 		if unmapped {
@@ -74,11 +83,19 @@ func layoutPage(texts []pdf.Text) (string, pageStats) {
 			continue
 		}
 		t.S = s
+		g := glyph{s: s, font: t.Font, x: t.X, y: t.Y, w: t.W, size: t.FontSize, zero: t.W == 0, moved: true, guess: origins == nil}
+		if origins != nil {
+			g.moved = origins[i].moved
+			if g.zero {
+				g.w = origins[i].width / 1000 * t.FontSize
+			}
+		}
 		switch {
 		case t.FontSize >= 0.5:
-			upright = append(upright, glyph{s: s, font: t.Font, x: t.X, y: t.Y, w: t.W, size: t.FontSize})
+			upright = append(upright, g)
 		case t.FontSize <= -0.5: // rotated 180°: the same text seen from the other side
-			flipped = append(flipped, glyph{s: s, font: t.Font, x: -t.X, y: -t.Y, w: -t.W, size: -t.FontSize})
+			g.x, g.y, g.w, g.size = -g.x, -g.y, -g.w, -g.size
+			flipped = append(flipped, g)
 		default: // rotated ±90°: the library reports neither size nor width
 			sideways = append(sideways, t)
 		}
@@ -125,30 +142,43 @@ func finite(fs ...float64) bool {
 	return true
 }
 
-// fixZeroWidths repairs glyphs whose font has no width table: for those the
-// library reports width 0 and does not advance between glyphs of one string,
-// so a whole word sits on one x and only kerning moves it. A glyph that
-// follows a zero-width glyph within kerning distance is taken to continue the
-// same string and is moved right by the estimated width of its predecessor.
+// fixZeroWidths repairs glyphs whose font has no width table the library
+// understands (standard fonts without /Widths, and all CID fonts): for those
+// it reports width 0 and does not advance between glyphs, so a whole string
+// sits on one x and only kerning and character spacing move it. Such a glyph
+// is placed after its predecessor's estimated width, plus that small raw
+// movement, unless the content stream set the position right before it
+// (Chrome, for one, places every glyph with its own Td), in which case the
+// library's x is already right.
 func fixZeroWidths(gs []glyph) {
 	var prevRawX float64
-	prevZero := false
+	piled := false // the previous glyph sat on the same raw x as its own predecessor
 	for i := range gs {
 		g := &gs[i]
-		rawX := g.x
-		if g.w > 0 {
-			prevZero = false
+		if !g.zero {
 			continue
 		}
-		if prevZero {
+		rawX := g.x
+		if i > 0 && gs[i-1].zero {
 			p := gs[i-1]
 			dx := rawX - prevRawX
-			if math.Abs(g.y-p.y) <= baselineTol*g.size && math.Abs(dx) < chainTol*g.size && math.Abs(g.size-p.size) < 0.01*g.size {
+			chained := !g.moved
+			if g.guess {
+				// Without a replay: glyphs piled on one x show the library's
+				// zero-advance strings, where small jumps are kerning; a
+				// lone glyph followed by a jump of half its width or more
+				// was placed on its own.
+				chained = dx < 0.5*p.w || (piled && dx < chainTol*g.size)
+			}
+			if chained && math.Abs(g.y-p.y) <= baselineTol*g.size && math.Abs(g.size-p.size) < 0.01*g.size {
 				g.x = p.x + p.w + dx
 			}
 		}
-		g.w = estimateWidth(g.font, g.s) * g.size
-		prevRawX, prevZero = rawX, true
+		if g.w <= 0 {
+			g.w = estimateWidth(g.font, g.s) * g.size
+		}
+		piled = i > 0 && gs[i-1].zero && rawX == prevRawX
+		prevRawX = rawX
 	}
 }
 

@@ -66,46 +66,47 @@ func TestLayoutPage(t *testing.T) {
 		name  string
 		texts []pdf.Text
 		want  string
+		moved []bool // nil: origins unknown
 	}{
 		{"gap between strings is a space",
 			join(show("Hello", 72, 700, size), show("world", 72+width("Hello", size)+0.25*em, 700, size)),
-			"Hello world"},
+			"Hello world", nil},
 		{"kerning is not a space",
 			join(show("Wo", 72, 700, size), show("rld", 72+width("Wo", size)-0.08*em, 700, size), show("wide", 72+width("World", size)+0.05*em, 700, size)),
-			"Worldwide"},
+			"Worldwide", nil},
 		{"existing space is not doubled",
 			join(show("Hello ", 72, 700, size), show("world", 72+width("Hello ", size)+0.3*em, 700, size)),
-			"Hello world"},
+			"Hello world", nil},
 		{"fake bold duplicates dropped",
 			join(show("Bold", 72, 700, size), show("Bold", 72.2, 700, size), show(" text", 72+width("Bold", size), 700, size)),
-			"Bold text"},
+			"Bold text", nil},
 		{"double letters kept",
 			show("balloon", 72, 700, size),
-			"balloon"},
+			"balloon", nil},
 		{"lines ordered by baseline, not drawing order",
 			join(show("second line", 72, 686, size), show("first line", 72, 700, size)),
-			"first line\nsecond line"},
+			"first line\nsecond line", nil},
 		{"words ordered by x, not drawing order",
 			join(show("world", 72+width("Hello ", size), 700, size), show("Hello", 72, 700, size)),
-			"Hello world"},
+			"Hello world", nil},
 		{"superscript stays on its line",
 			join(show("E = mc", 72, 700, size), show("2", 72+width("E = mc", size), 704, 7), show("next", 72, 686, size)),
-			"E = mc2\nnext"},
+			"E = mc2\nnext", nil},
 		{"wide vertical gap is a paragraph break",
 			join(show("one", 72, 700, size), show("two", 72, 688, size), show("three", 72, 676, size), show("four", 72, 664, size), show("five", 72, 640, size)),
-			"one\ntwo\nthree\nfour\n\nfive"},
+			"one\ntwo\nthree\nfour\n\nfive", nil},
 		{"heading size change is a paragraph break",
 			join(show("Title", 72, 720, 18), show("body one", 72, 700, size), show("body two", 72, 688, size)),
-			"Title\n\nbody one\nbody two"},
+			"Title\n\nbody one\nbody two", nil},
 		{"control and unmapped glyphs dropped",
 			join(show("ok", 72, 700, size), []pdf.Text{{FontSize: size, X: 90, Y: 700, S: "\n"}, {FontSize: size, X: 95, Y: 700, S: "\uFFFD"}}),
-			"ok"},
+			"ok", nil},
 		{"ligatures spelled out",
 			[]pdf.Text{{FontSize: size, X: 72, Y: 700, W: 5, S: "\uFB01"}, {FontSize: size, X: 77, Y: 700, W: 5, S: "n"}, {FontSize: size, X: 82, Y: 700, W: 5, S: "d"}},
-			"find"},
+			"find", nil},
 		{"rotated 90 degrees, spaces by position",
 			join(show("body", 72, 700, size), rotate90(join(show("Draft", 0, 0, 9), show("copy", width("Draft", 9)+0.3*9, 0, 9)), 40, 200)),
-			"body\n\nDraft copy"},
+			"body\n\nDraft copy", nil},
 		{"rotated 180 degrees",
 			join(show("body", 72, 700, size), func() []pdf.Text {
 				ts := show("upside down", 0, 0, size)
@@ -114,14 +115,30 @@ func TestLayoutPage(t *testing.T) {
 				}
 				return ts
 			}()),
-			"body\n\nupside down"},
+			"body\n\nupside down", nil},
 		{"zero widths: kerning-only advance inside a string",
 			join(zeroWidth("Hello", 72, 700, size), zeroWidth("world", 72+0.3*em, 700, size), zeroWidth("again", 72, 686, size)),
-			"Hello world\nagain"},
+			"Hello world\nagain", nil},
+		{"zero widths, known origins: TJ continuation",
+			join(zeroWidth("Hello", 72, 700, size), zeroWidth("world", 72+0.3*em, 700, size), zeroWidth("again", 72, 686, size)),
+			"Hello world\nagain", []bool{true, false, false, false, false, false, false, false, false, false, true, false, false, false, false}},
+		{"zero widths, every glyph placed with Td (Chrome)",
+			func() []pdf.Text {
+				ts := show("Ill wait, Tim", 72, 700, size)
+				for i := range ts {
+					ts[i].W = 0
+				}
+				return ts
+			}(),
+			"Ill wait, Tim", []bool{true, true, true, true, true, true, true, true, true, true, true, true, true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := layoutPage(tc.texts)
+			var origins []glyphOrigin
+			for _, m := range tc.moved {
+				origins = append(origins, glyphOrigin{moved: m})
+			}
+			got, _ := layoutPage(tc.texts, origins)
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -131,7 +148,7 @@ func TestLayoutPage(t *testing.T) {
 
 func TestLayoutCountsUnmapped(t *testing.T) {
 	texts := join(show("abc", 72, 700, 10), []pdf.Text{{FontSize: 10, X: 90, Y: 700, S: "\uFFFD"}})
-	_, st := layoutPage(texts)
+	_, st := layoutPage(texts, nil)
 	if st.glyphs != 4 || st.unmapped != 1 {
 		t.Errorf("stats = %+v, want 4 glyphs, 1 unmapped", st)
 	}

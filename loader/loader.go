@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,6 +186,12 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		// FileError already names the path; keep the cause (and errors.Is
+		// fs.ErrNotExist and friends) without saying the path twice.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("%s: %w", pe.Op, pe.Err)
+		}
 		return nil, nil, err
 	}
 	defer f.Close()

@@ -150,6 +150,15 @@ func TestLoadErrors(t *testing.T) {
 		{"encrypted with user password", fixture("encrypted-user.pdf"), nil, loader.ErrEncryptedPDF, "password"},
 		{"encrypted with AES-256", fixture("encrypted-aes256.pdf"), nil, loader.ErrEncryptedPDF, "256-bit"},
 		{"pdf without text", fixture("scanned.pdf"), nil, loader.ErrEmpty, "scanned images"},
+		{"cyclic page tree", fixture("cyclickids.pdf"), nil, loader.ErrMalformedPDF, "cyclic"},
+		{"cyclic parent chain", fixture("cyclicparent.pdf"), nil, loader.ErrMalformedPDF, "cyclic"},
+		// Each of these hangs, overflows the stack or exhausts memory in an
+		// unguarded pdf library, taking the whole process down.
+		{"xref /Prev loop", fixture("prevloop.pdf"), nil, loader.ErrMalformedPDF, "/Prev chain loops"},
+		{"huge object number", fixture("hugexref.pdf"), nil, loader.ErrMalformedPDF, "4000000000"},
+		{"huge xref stream size", fixture("hugesize.pdf"), nil, loader.ErrMalformedPDF, "/Size 99999999999"},
+		{"object stream inside itself", fixture("objstmcycle.pdf"), nil, loader.ErrMalformedPDF, "inside itself"},
+		{"huge predictor rows", fixture("hugecolumns.pdf"), nil, loader.ErrMalformedPDF, "/Columns 100000000000"},
 		{"pdf too large", fixture("prose.pdf"), []loader.Option{loader.WithMaxBytes(1000)}, loader.ErrTooLarge, "limit 1000"},
 	}
 	for _, tc := range tests {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -17,6 +19,14 @@ import (
 const (
 	maxTreeDepth = 64
 	maxTreeNodes = 200_000
+	// maxContentBytes caps a page's decompressed content stream. Real pages
+	// of text are far smaller; a flate bomb is not, and the library would
+	// keep every glyph of it in memory.
+	maxContentBytes = 32 << 20
+	// maxColumns bounds PNG predictor rows; see checkStreamParams.
+	maxColumns = 1 << 16
+	// maxPageWarnings is how many skipped pages are reported one by one.
+	maxPageWarnings = 10
 )
 
 // extractPDF returns a PDF's text, its metadata title and warnings. The pdf
@@ -32,6 +42,9 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 	data, err = checkFrame(data)
 	if err != nil {
 		return "", "", nil, err
+	}
+	if err := checkXref(data); err != nil {
+		return "", "", nil, fmt.Errorf("%w: %v", ErrMalformedPDF, err)
 	}
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -62,7 +75,9 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 			if firstFailure == nil {
 				firstFailure = fmt.Errorf("page %d: %v", i+1, err)
 			}
-			warnings = append(warnings, fmt.Sprintf("page %d skipped: %v", i+1, err))
+			if failed <= maxPageWarnings {
+				warnings = append(warnings, fmt.Sprintf("page %d skipped: %v", i+1, err))
+			}
 			continue
 		}
 		glyphs += st.glyphs
@@ -74,6 +89,9 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 			b.WriteString("\n\n")
 		}
 		b.WriteString(pageText)
+	}
+	if failed > maxPageWarnings {
+		warnings = append(warnings, fmt.Sprintf("%d more pages skipped", failed-maxPageWarnings))
 	}
 	if unmapped > 0 && unmapped*4 > glyphs {
 		warnings = append(warnings, fmt.Sprintf("%d of %d glyphs have no Unicode mapping and were dropped", unmapped, glyphs))
@@ -102,17 +120,26 @@ func extractPage(p pdf.Page) (text string, st pageStats, err error) {
 	if !parentChainEnds(p.V) {
 		return "", st, errors.New("/Parent chain too deep or cyclic")
 	}
+	if err := checkPageStreams(p); err != nil {
+		return "", st, err
+	}
+	if err := checkContentSize(p.V.Key("Contents")); err != nil {
+		return "", st, err
+	}
 	texts := p.Content().Text
-	if mask := tjMarkers(p, len(texts)); mask != nil {
-		kept := texts[:0]
+	var kept []glyphOrigin
+	if origins := replay(p, len(texts)); origins != nil {
+		n := 0
 		for i, t := range texts {
-			if !mask[i] {
-				kept = append(kept, t)
+			if !origins[i].marker {
+				texts[n] = t
+				kept = append(kept, origins[i])
+				n++
 			}
 		}
-		texts = kept
+		texts = texts[:n]
 	}
-	text, st = layoutPage(texts)
+	text, st = layoutPage(texts, kept)
 	return text, st, nil
 }
 
@@ -231,24 +258,190 @@ func cleanTitle(s string) string {
 	return s
 }
 
-// tjMarkers finds the glyphs that are not in the PDF at all: after every TJ
-// the library shows an extra "\n" through the current font, which decodes to
-// a real letter in subset fonts that use code 10 (LibreOffice puts a 'p'
-// there). It replays the content stream exactly as the library does and
-// returns which of its total glyphs are such markers, or nil if the replay
-// does not agree with the library's glyph count.
-func tjMarkers(p pdf.Page, total int) (mask []bool) {
+// checkPageStreams vets the streams the library will decode for this page
+// (its content and its fonts' ToUnicode maps) with checkStreamParams.
+func checkPageStreams(p pdf.Page) error {
+	contents := p.V.Key("Contents")
+	streams := []pdf.Value{contents}
+	if contents.Kind() == pdf.Array {
+		for i := 0; i < contents.Len(); i++ {
+			streams = append(streams, contents.Index(i))
+		}
+	}
+	fonts := p.Resources().Key("Font")
+	for _, name := range fonts.Keys() {
+		streams = append(streams, fonts.Key(name).Key("ToUnicode"))
+	}
+	for _, s := range streams {
+		if err := checkStreamParams(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkStreamParams rejects a stream whose predictor /Columns would make
+// the library allocate a row buffer of any size the file asks for; a huge
+// one kills the process instead of panicking.
+func checkStreamParams(v pdf.Value) error {
+	if v.Kind() != pdf.Stream {
+		return nil
+	}
+	parms := v.Key("DecodeParms")
+	list := []pdf.Value{parms}
+	if parms.Kind() == pdf.Array {
+		list = list[:0]
+		for i := 0; i < parms.Len(); i++ {
+			list = append(list, parms.Index(i))
+		}
+	}
+	for _, p := range list {
+		if c := p.Key("Columns"); c.Kind() == pdf.Integer && (c.Int64() < 0 || c.Int64() > maxColumns) {
+			return fmt.Errorf("stream predictor /Columns %d is out of range", c.Int64())
+		}
+	}
+	return nil
+}
+
+// checkContentSize decompresses a page's content (a stream or an array of
+// streams) without parsing it, and fails if it exceeds maxContentBytes.
+func checkContentSize(contents pdf.Value) error {
+	streams := []pdf.Value{contents}
+	if contents.Kind() == pdf.Array {
+		streams = streams[:0]
+		for i := 0; i < contents.Len(); i++ {
+			streams = append(streams, contents.Index(i))
+		}
+	}
+	var total int64
+	for _, s := range streams {
+		if s.Kind() != pdf.Stream {
+			continue
+		}
+		rc := s.Reader()
+		n, _ := io.Copy(io.Discard, io.LimitReader(rc, maxContentBytes-total+1))
+		rc.Close()
+		total += n
+		if total > maxContentBytes {
+			return fmt.Errorf("content stream over %d MiB", maxContentBytes>>20)
+		}
+	}
+	return nil
+}
+
+// glyphOrigin is what replay learns about one glyph of Content().Text.
+type glyphOrigin struct {
+	// marker: not in the PDF at all. After every TJ the library shows an
+	// extra "\n" through the current font, which decodes to a real letter
+	// in subset fonts that use code 10 (LibreOffice puts a 'p' there).
+	marker bool
+	// moved: the text position was set (BT, Td, Tm, T*, ', ", Q, cm) since
+	// the previous glyph, so the library's x for it is trustworthy even
+	// when it reports no widths.
+	moved bool
+	// width is the glyph's advance in thousandths of an em when the font
+	// is a CID font, whose widths the library does not read; else 0.
+	width float64
+}
+
+// fontInfo is what replay needs to know about a font.
+type fontInfo struct {
+	enc    pdf.TextEncoding
+	cid    bool // Type0 with Identity-H: two-byte codes, widths in /W
+	widths map[int]float64
+	dw     float64
+}
+
+// loadFont reads a font's encoding and, for Identity-H CID fonts, its
+// /W widths (a map from glyph code to width, capped at 65536 codes).
+func loadFont(p pdf.Page, name string) *fontInfo {
+	f := p.Font(name)
+	fi := &fontInfo{enc: f.Encoder()}
+	if fi.enc == nil {
+		fi.enc = rawEncoding{}
+	}
+	if f.V.Key("Subtype").Name() != "Type0" || f.V.Key("Encoding").Name() != "Identity-H" {
+		return fi
+	}
+	desc := f.V.Key("DescendantFonts").Index(0)
+	fi.cid, fi.dw, fi.widths = true, 1000, make(map[int]float64)
+	if dw := desc.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+		fi.dw = dw.Float64()
+	}
+	// Codes are two bytes, so at most 65536 widths; budget bounds the work
+	// a hostile /W of many overlapping ranges can cause.
+	w := desc.Key("W")
+	budget := 1 << 18
+	for i := 0; i+1 < w.Len() && budget > 0; {
+		first := int(w.Index(i).Int64())
+		if next := w.Index(i + 1); next.Kind() == pdf.Array {
+			for j := 0; j < next.Len() && first+j < 1<<16 && budget > 0; j++ {
+				if first+j >= 0 {
+					fi.widths[first+j] = next.Index(j).Float64()
+				}
+				budget--
+			}
+			i += 2
+			continue
+		}
+		last := min(int(w.Index(i+1).Int64()), 1<<16-1)
+		v := w.Index(i + 2).Float64()
+		for c := max(first, 0); c <= last && budget > 0; c++ {
+			fi.widths[c] = v
+			budget--
+		}
+		i += 3
+	}
+	return fi
+}
+
+// codeWidths splits s into two-byte codes and returns one width per rune
+// that the font's encoding makes of them, or nil if the split does not
+// reproduce the whole-string decoding the library uses.
+func (fi *fontInfo) codeWidths(s string, runes int) []float64 {
+	if !fi.cid || len(s)%2 != 0 {
+		return nil
+	}
+	out := make([]float64, 0, runes)
+	for i := 0; i < len(s); i += 2 {
+		n := utf8.RuneCountInString(fi.enc.Decode(s[i : i+2]))
+		w, ok := fi.widths[int(s[i])<<8|int(s[i+1])]
+		if !ok {
+			w = fi.dw
+		}
+		for range n {
+			out = append(out, w/float64(n))
+		}
+	}
+	if len(out) != runes {
+		return nil
+	}
+	return out
+}
+
+// replay interprets the page's content stream exactly as the library's
+// Content does, recording where each of its total glyphs came from. It
+// returns nil if the replay does not agree with the library's glyph count.
+func replay(p pdf.Page, total int) (origins []glyphOrigin) {
 	defer func() {
 		if recover() != nil {
-			mask = nil
+			origins = nil
 		}
 	}()
-	fonts := make(map[string]pdf.TextEncoding)
-	var enc pdf.TextEncoding = rawEncoding{}
-	mask = make([]bool, 0, total)
+	fonts := make(map[string]*fontInfo)
+	font := &fontInfo{enc: rawEncoding{}}
+	origins = make([]glyphOrigin, 0, total)
+	moved := true
 	show := func(s string, marker bool) {
-		for range enc.Decode(s) {
-			mask = append(mask, marker)
+		n := utf8.RuneCountInString(font.enc.Decode(s))
+		widths := font.codeWidths(s, n)
+		for i := range n {
+			o := glyphOrigin{marker: marker, moved: moved}
+			if widths != nil {
+				o.width = widths[i]
+			}
+			origins = append(origins, o)
+			moved = false
 		}
 	}
 	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
@@ -257,28 +450,27 @@ func tjMarkers(p pdf.Page, total int) (mask []bool) {
 			args[i] = stk.Pop()
 		}
 		switch op {
+		case "BT", "Td", "TD", "Tm", "T*", "Q", "cm":
+			moved = true
 		case "Tf":
 			if len(args) != 2 {
 				panic("bad Tf")
 			}
 			name := args[0].Name()
-			e, ok := fonts[name]
-			if !ok {
-				f := p.Font(name)
-				e = f.Encoder()
-				if e == nil {
-					e = rawEncoding{}
-				}
-				fonts[name] = e
+			if fonts[name] == nil {
+				fonts[name] = loadFont(p, name)
 			}
-			enc = e
+			font = fonts[name]
 		case "\"":
 			if len(args) != 3 {
 				panic("bad \"")
 			}
 			args = args[2:]
 			fallthrough
-		case "'", "Tj":
+		case "'":
+			moved = true
+			fallthrough
+		case "Tj":
 			if len(args) != 1 {
 				panic("bad " + op)
 			}
@@ -296,10 +488,10 @@ func tjMarkers(p pdf.Page, total int) (mask []bool) {
 			show("\n", true)
 		}
 	})
-	if len(mask) != total {
+	if len(origins) != total {
 		return nil
 	}
-	return mask
+	return origins
 }
 
 // rawEncoding passes codes through, as the library does before any Tf.

@@ -78,6 +78,19 @@ func makeExternal(dir string) error {
 		fmt.Println("wrote", c.name)
 	}
 
+	// Object streams and a cross-reference stream (PDF 1.5), as most
+	// current producers write them.
+	if err := run(dir, "qpdf", "--static-id", "--object-streams=generate", "--", "prose.pdf", "objstreams.pdf"); err != nil {
+		return err
+	}
+	fmt.Println("wrote objstreams.pdf")
+	// Linearized ("fast web view"): two cross-reference sections, the first
+	// at the start of the file, chained by /Prev.
+	if err := run(dir, "qpdf", "--static-id", "--linearize", "--", "prose.pdf", "linearized.pdf"); err != nil {
+		return err
+	}
+	fmt.Println("wrote linearized.pdf")
+
 	// LibreOffice typesets HTML the way a word processor does: embedded
 	// subset TrueType fonts, justified lines, real paragraph spacing.
 	html, text := officeDoc()
@@ -107,5 +120,23 @@ func makeExternal(dir string) error {
 		return err
 	}
 	fmt.Println("wrote office.pdf office.txt office.pdftotext.txt")
+
+	// Chromium prints the same HTML with CID fonts (Identity-H) and places
+	// every glyph with its own Td: widths come only from the fonts' /W.
+	if err := run(tmp, "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+		"--user-data-dir="+tmp+"/chromium", "--print-to-pdf="+filepath.Join(tmp, "chrome.pdf"), "file://"+filepath.Join(tmp, "office.html")); err != nil {
+		return err
+	}
+	chrome, err := os.ReadFile(filepath.Join(tmp, "chrome.pdf"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chrome.pdf"), chrome, 0o644); err != nil {
+		return err
+	}
+	if err := run(dir, "pdftotext", "-enc", "UTF-8", "chrome.pdf", "chrome.pdftotext.txt"); err != nil {
+		return err
+	}
+	fmt.Println("wrote chrome.pdf chrome.pdftotext.txt")
 	return nil
 }

@@ -30,6 +30,25 @@ func Fixtures() map[string][]byte {
 	files["scanned.pdf"] = scanned()
 	files["badpage.pdf"] = badPage()
 
+	// A page tree whose /Kids include the tree itself, twice: readers that
+	// follow it without limits never stop.
+	files["cyclickids.pdf"] = Raw(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [2 0 R 3 0 R 2 0 R] /Count 3 >>",
+		"<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>",
+		Stream("BT /F1 12 Tf 72 700 Td (Loop) Tj ET"))
+	// A page without /Resources whose /Parent chain is a cycle.
+	files["cyclicparent.pdf"] = Raw(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 5 0 R /Contents 4 0 R >>",
+		Stream("BT /F1 12 Tf 72 700 Td (Never shown) Tj ET"),
+		"<< /Type /Pages /Parent 5 0 R /Kids [3 0 R] /Count 1 >>")
+
+	for name, data := range Hostile() {
+		files[name] = data
+	}
+
 	rng := rand.New(rand.NewPCG(7, 11))
 	noise := make([]byte, 4096)
 	for i := range noise {
