@@ -10,7 +10,9 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -41,7 +43,7 @@ const schemaVersion = 1
 // schema is the whole layout. Every derived row can be rebuilt from the
 // mention tables, which is what makes deletes exact.
 //
-//	meta              key/value: schema_version, embedder_name, embedder_dimension,
+//	meta              key/value: schema_version, instance (random id), embedder_name, embedder_dimension,
 //	                  generation (bumped by every write; lets the vector caches
 //	                  notice writes made by another process)
 //	documents         one row per document id (content hash); status lifecycle
@@ -165,9 +167,10 @@ CREATE TABLE IF NOT EXISTS dangling_relations(
 // Store is an open SQLite graph store. It is safe for concurrent use; writes
 // are serialised.
 type Store struct {
-	path   string
-	merger store.Merger
-	emb    store.EmbedderInfo
+	path     string
+	merger   store.Merger
+	emb      store.EmbedderInfo
+	instance string // random id of this database, made at creation
 
 	writeMu sync.Mutex
 	wdb     *sql.DB // exactly one connection: SQLite has one writer anyway
@@ -221,9 +224,14 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		s.Close()
 		return nil, fmt.Errorf("sqlite store %s: open readers: %w", path, err)
 	}
-	s.chunkVecs = newVecIndex(`SELECT id, doc_id, embedding FROM chunks WHERE embedding IS NOT NULL`)
-	s.entityVecs = newVecIndex(`SELECT id, '', embedding FROM entities WHERE embedding IS NOT NULL`)
-	s.relationVecs = newVecIndex(`SELECT id, '', embedding FROM relations WHERE embedding IS NOT NULL`)
+	s.chunkVecs = newVecIndex("chunks", `SELECT id, doc_id, embedding FROM chunks WHERE embedding IS NOT NULL`)
+	s.entityVecs = newVecIndex("entities", `SELECT id, '', embedding FROM entities WHERE embedding IS NOT NULL`)
+	s.relationVecs = newVecIndex("relations", `SELECT id, '', embedding FROM relations WHERE embedding IS NOT NULL`)
+	if path != ":memory:" && !strings.HasPrefix(path, "file::memory:") {
+		for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
+			x.file, x.instance = path+".vec-"+x.table, s.instance
+		}
+	}
 	return s, nil
 }
 
@@ -250,6 +258,7 @@ func dsn(path string, writer bool) string {
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "query_only(1)")
+		q.Add("_pragma", "mmap_size(268435456)")
 	}
 	return name + "?" + q.Encode()
 }
@@ -291,6 +300,15 @@ func (s *Store) init(ctx context.Context) error {
 	set := map[string]string{"schema_version": strconv.Itoa(schemaVersion)}
 	if _, ok := meta["generation"]; !ok {
 		set["generation"] = "0"
+	}
+	// instance tells this database from another created later at the same
+	// path, so a vector sidecar left behind by the old one is never used.
+	s.instance = meta["instance"]
+	if s.instance == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		s.instance = hex.EncodeToString(b[:])
+		set["instance"] = s.instance
 	}
 
 	if name, ok := meta["embedder_name"]; ok {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -39,7 +40,11 @@ func decodeVector(b []byte) []float32 {
 // this process's writes, and reloaded when the store's write generation
 // moved without it (another process wrote).
 type vecIndex struct {
+	table string // counted to size the matrix
 	query string // selects id, doc id (or ''), embedding
+	file  string // sidecar cache of the matrix; "" for none
+	// instance is the store's random id, written into the sidecar.
+	instance string
 
 	mu     sync.RWMutex
 	loaded bool
@@ -51,7 +56,7 @@ type vecIndex struct {
 	slot   map[string]int
 }
 
-func newVecIndex(query string) *vecIndex { return &vecIndex{query: query} }
+func newVecIndex(table, query string) *vecIndex { return &vecIndex{table: table, query: query} }
 
 // vecUpdate is one row's change, applied after its transaction committed.
 type vecUpdate struct {
@@ -83,26 +88,41 @@ func (x *vecIndex) ensure(ctx context.Context, db *sql.DB, gen int64) error {
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
 		return fmt.Errorf("read generation: %w", err)
 	}
+	if x.loadFile(x.file, g) == nil {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+x.table).Scan(&n); err != nil {
+		return err
+	}
 	rows, err := tx.QueryContext(ctx, x.query)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	x.reset()
+	x.ids, x.docs = make([]string, 0, n), make([]string, 0, n)
+	x.slot = make(map[string]int, n)
+	var blob sql.RawBytes // decoded before the next row, so never copied
 	for rows.Next() {
 		var id, doc string
-		var blob []byte
 		if err := rows.Scan(&id, &doc, &blob); err != nil {
 			x.reset()
 			return err
 		}
-		x.put(id, doc, decodeVector(blob))
+		if x.dim == 0 && len(blob) >= 4 {
+			x.dim = len(blob) / 4
+			// One allocation for the whole matrix, not a doubling per append.
+			x.vecs = make([]float32, 0, n*x.dim)
+		}
+		x.putBlob(id, doc, blob)
 	}
 	if err := rows.Err(); err != nil {
 		x.reset()
 		return err
 	}
 	x.loaded, x.gen = true, g
+	x.saveFile(x.file)
 	return nil
 }
 
@@ -118,7 +138,10 @@ func (x *vecIndex) reset() {
 func (x *vecIndex) apply(from, to int64, ups []vecUpdate) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if !x.loaded || x.gen != from {
+	switch {
+	case x.loaded && x.gen == to:
+		return // a search loaded the committed state already
+	case !x.loaded || x.gen != from:
 		x.loaded = false
 		return
 	}
@@ -154,19 +177,48 @@ func (x *vecIndex) put(id, doc string, v []float32) {
 	if n > 0 {
 		inv = float32(1 / math.Sqrt(n))
 	}
+	i := x.slotFor(id, doc)
+	dst := x.vecs[i*x.dim : (i+1)*x.dim]
+	for j, f := range v {
+		dst[j] = f * inv
+	}
+}
+
+// putBlob is put for a stored little-endian vector, decoded in place.
+func (x *vecIndex) putBlob(id, doc string, blob []byte) {
+	if len(blob) == 0 || len(blob) != 4*x.dim {
+		x.remove(id)
+		return
+	}
+	var n float64
+	for i := 0; i < x.dim; i++ {
+		f := float64(math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:])))
+		n += f * f
+	}
+	inv := float32(0)
+	if n > 0 {
+		inv = float32(1 / math.Sqrt(n))
+	}
+	i := x.slotFor(id, doc)
+	dst := x.vecs[i*x.dim : (i+1)*x.dim]
+	for j := range dst {
+		dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*j:])) * inv
+	}
+}
+
+// slotFor returns id's slot, appending a zeroed one if it is new.
+func (x *vecIndex) slotFor(id, doc string) int {
 	i, ok := x.slot[id]
 	if !ok {
 		i = len(x.ids)
 		x.slot[id] = i
 		x.ids = append(x.ids, id)
 		x.docs = append(x.docs, doc)
-		x.vecs = append(x.vecs, make([]float32, x.dim)...)
+		x.vecs = slices.Grow(x.vecs, x.dim)[:len(x.vecs)+x.dim]
+		clear(x.vecs[i*x.dim:])
 	}
 	x.docs[i] = doc
-	dst := x.vecs[i*x.dim : (i+1)*x.dim]
-	for j, f := range v {
-		dst[j] = f * inv
-	}
+	return i
 }
 
 // remove deletes by moving the last slot into the hole.
