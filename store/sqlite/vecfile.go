@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -107,5 +108,20 @@ func (x *vecIndex) loadFile(path string, gen int64) error {
 	}
 	x.ids, x.docs, x.vecs, x.slot, x.dim = ids, docs, vecs, slot, dim
 	x.loaded, x.gen = true, gen
+	return nil
+}
+
+// Warm loads the vector indexes now (writing their sidecars), so that the
+// first query after an ingest does not pay for it.
+func (s *Store) Warm(ctx context.Context) error {
+	gen, err := s.generation(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: warm: %w", s.path, err)
+	}
+	for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
+		if err := x.ensure(ctx, s.rdb, gen); err != nil {
+			return fmt.Errorf("sqlite store %s: warm %s vectors: %w", s.path, x.table, err)
+		}
+	}
 	return nil
 }
