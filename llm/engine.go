@@ -32,8 +32,8 @@ func (s Stats) Add(o Stats) Stats {
 
 type counters struct {
 	calls, cacheHits, retries, failures atomic.Int64
-	promptTokens, completionTokens     atomic.Int64
-	retryWait                          atomic.Int64
+	promptTokens, completionTokens      atomic.Int64
+	retryWait                           atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -91,7 +91,8 @@ func newEngine(provider, model string, cfg config) *engine {
 
 // run performs one call: attempt runs until it succeeds, fails permanently
 // or exhausts the retry budget. tokens is the prompt's estimated size, for
-// the tokens-per-minute limit.
+// the tokens-per-minute limit. The call keeps its concurrency slot while it
+// backs off, so a provider that is pushing back sees fewer requests, not more.
 func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.Context) error) error {
 	select {
 	case e.sem <- struct{}{}:

@@ -53,7 +53,7 @@ func WithRPM(n int) Option { return func(c *config) { c.rpm = n } }
 // (default unlimited).
 func WithTPM(n int) Option { return func(c *config) { c.tpm = n } }
 
-// WithTimeout bounds each attempt of a call (default 3 minutes); an attempt
+// WithTimeout bounds each attempt of a call (default 3 minutes, 0 for none); an attempt
 // that runs out of time is retried like a server error.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 

@@ -172,11 +172,11 @@ func (s *Summarizer) once(ctx context.Context, kind, name string, descs []string
 	}
 	out, err := llms.GenerateFromSinglePrompt(ctx, s.model, p, s.callOpts...)
 	if err != nil {
-		return "", fmt.Errorf("summarise %s %q: %w", kind, name, err)
+		return "", fmt.Errorf("llm summary: %w", err)
 	}
 	out = strings.TrimSpace(out)
 	if out == "" {
-		return "", fmt.Errorf("summarise %s %q: the model returned an empty summary", kind, name)
+		return "", fmt.Errorf("llm summary of %s %q: the model returned an empty summary", kind, name)
 	}
 	return out, nil
 }

@@ -128,10 +128,21 @@ func NewLoop(model llms.Model, opts ...LoopOption) *Loop {
 	return l
 }
 
-// Name identifies the extractor and its settings, e.g. for marking which
-// extractor produced a stored extraction: "loop-base-g1:openai:gpt-4o-mini".
+// loopVersion changes whenever the prompts or the parsing change what the
+// loop extracts, so that stored extractions can be told apart.
+const loopVersion = "loop-v1"
+
+// Name identifies the extractor, every option that changes its output and
+// the model, e.g. "loop-v1(base,gleaning=1):openai:gpt-4o-mini".
 func (l *Loop) Name() string {
-	n := fmt.Sprintf("loop-%s-g%d", l.variant, l.gleaning)
+	opts := []string{string(l.variant), fmt.Sprintf("gleaning=%d", l.gleaning)}
+	if len(l.entityTypes) > 0 {
+		opts = append(opts, "types="+strings.Join(l.entityTypes, "|"))
+	}
+	if l.language != "" {
+		opts = append(opts, "lang="+l.language)
+	}
+	n := loopVersion + "(" + strings.Join(opts, ",") + ")"
 	if m, ok := l.model.(interface{ Name() string }); ok {
 		n += ":" + m.Name()
 	}
@@ -142,7 +153,7 @@ func (l *Loop) Name() string {
 type LoopStats struct {
 	Chunks       int64 // chunks extracted successfully
 	Failed       int64 // chunks whose extraction failed
-	Calls        int64 // model calls: extractions, gleaning rounds and judge questions
+	Calls        int64 // requests to the model (extraction, gleaning, judge), cache hits included
 	Rounds       int64 // gleaning rounds run
 	ContextSkips int64 // rounds skipped because the conversation would not fit
 	JudgeYes     int64
@@ -196,6 +207,9 @@ func (l *Loop) Extract(ctx context.Context, c Chunk) (*Extraction, error) {
 }
 
 func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
+	if strings.TrimSpace(c.Text) == "" {
+		return &Extraction{}, nil // nothing to ask about
+	}
 	data := prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text}
 	first, err := prompts.RenderExtract(data)
 	if err != nil {

@@ -95,9 +95,9 @@ func TestLoopGleaning(t *testing.T) {
 		want         LoopStats // the judge and round counters are compared
 	}{
 		{
-			name:   "base stops when the judge says no",
-			opts:   []LoopOption{WithGleaning(5)},
-			script: map[string][]string{"extract": {rec1}, "continue": {rec2, rec3}, "judge": {"YES", "no."}},
+			name:      "base stops when the judge says no",
+			opts:      []LoopOption{WithGleaning(5)},
+			script:    map[string][]string{"extract": {rec1}, "continue": {rec2, rec3}, "judge": {"YES", "no."}},
 			wantKinds: []string{"extract", "continue", "judge", "continue", "judge"},
 			// Analytical Engine comes in only as a relation endpoint.
 			wantEntities: []string{"Ada Lovelace", "Charles Babbage", "London", "Analytical Engine"},
@@ -278,6 +278,15 @@ func TestLoopSkipsRoundsBeyondTheContext(t *testing.T) {
 	}
 }
 
+func TestLoopBlankChunkCostsNothing(t *testing.T) {
+	srv := newLoopServer(nil)
+	defer srv.Close()
+	x, err := NewLoop(newLoopClient(t, srv.Server)).Extract(context.Background(), Chunk{ID: "blank", Text: " \n\t"})
+	if err != nil || len(x.Entities) != 0 || srv.Count() != 0 {
+		t.Fatalf("blank chunk: %+v, %v, %d requests; want nothing and no request", x, err, srv.Count())
+	}
+}
+
 func TestLoopFailureNamesTheChunk(t *testing.T) {
 	srv := newLoopServer(map[string][]string{"extract": {rec1}}) // continue is not scripted: 418
 	defer srv.Close()
@@ -325,9 +334,21 @@ func TestParseVariant(t *testing.T) {
 	if _, err := ParseVariant("loop"); err == nil {
 		t.Error("ParseVariant(loop) should fail")
 	}
-	l := NewLoop(llmsModelName{}, WithVariant(VariantTrial), WithGleaning(2))
-	if l.Name() != "loop-trial-g2:fake:model" {
-		t.Errorf("Name() = %q", l.Name())
+	names := map[string]bool{}
+	for _, opts := range [][]LoopOption{
+		nil,
+		{WithVariant(VariantTrial)},
+		{WithGleaning(2)},
+		{WithEntityTypes("gene", "protein")},
+		{WithLanguage("French")},
+	} {
+		names[NewLoop(llmsModelName{}, opts...).Name()] = true
+	}
+	if len(names) != 5 {
+		t.Errorf("options that change the output must change Name(): %v", names)
+	}
+	if n := NewLoop(llmsModelName{}).Name(); n != "loop-v1(base,gleaning=1):fake:model" {
+		t.Errorf("Name() = %q", n)
 	}
 }
 

@@ -21,9 +21,10 @@ import (
 //	                                  |------error---> failed (with reason)
 //	                                  '--cancelled---> back to what it was
 //
-// A document found in pending or processing when a run starts was left by a
-// crash or a queued change; Ingest resumes it. Until a new version is
-// written the old one stays queryable, because only the status changes.
+// A new version of a done document gets a row of its own (its content id)
+// while it is processed; the done version stays queryable until the write
+// replaces both in one transaction. A document found pending or processing
+// when a run starts was left by a crash or a queued change; Ingest resumes it.
 
 // settleTimeout bounds the status writes that undo an interrupted document;
 // they run after the run's context is cancelled, so they need their own.
@@ -31,24 +32,30 @@ const settleTimeout = 5 * time.Second
 
 // inflight is one document between begin and end.
 type inflight struct {
-	p    *Pipeline
-	prev *store.Document // the row this path had, nil if none
-	row  store.Document  // the row begin marked processing
+	p       *Pipeline
+	prev    *store.Document // the row this path had, nil if none
+	row     store.Document  // the row marked processing
+	created bool            // row is a new bare row (no chunks) made by begin
+	marked  bool            // row's status was changed by begin
 }
 
-// begin marks the document processing. When the path already has a row
-// (an older version, a failure, a queued change) that row carries the
-// status, so the path never has two rows; otherwise a bare row with the
-// content id is created.
+// begin marks the document processing. A path whose row is not done (queued,
+// failed, left by a crash) carries the status on that row, so it keeps one
+// row; a new file, or a new version of a done one, gets a bare row with its
+// content id. A done document re-processed for new settings stays done.
 func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.Document) (*inflight, error) {
-	f := &inflight{p: p, prev: prev}
-	if prev != nil {
-		f.row = *prev
-	} else {
+	f := &inflight{p: p, prev: prev, marked: true}
+	switch {
+	case prev == nil || (prev.Status == store.StatusDone && prev.ID != doc.ID):
+		f.created = true
 		f.row = store.Document{
 			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
 			Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
 		}
+	case prev.Status == store.StatusDone:
+		return &inflight{p: p, prev: prev}, nil
+	default:
+		f.row = *prev
 	}
 	if err := p.Store.SetStatus(ctx, f.row, store.StatusProcessing, ""); err != nil {
 		return nil, fmt.Errorf("%s: mark processing: %w", doc.Path, err)
@@ -56,23 +63,23 @@ func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.
 	return f, nil
 }
 
-// end settles a document whose build or write did not complete. A
-// cancelled run rolls the row back to its state before begin, so a shutdown
-// leaves nothing half-done; a real failure is recorded with its reason,
-// except that a good older version stays done: a bad edit must not lose data.
+// end settles a document whose build or write did not complete. A cancelled
+// run rolls the row back to its state before begin, so a shutdown leaves
+// nothing half-done. A real failure is recorded with its reason, except when
+// a good older version exists: that one stays, as a bad edit must not lose data.
 func (f *inflight) end(ctx context.Context, cause error) {
+	if !f.marked {
+		return
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	st := f.p.Store
+	cancelled := ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
 	switch {
-	case ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded):
-		if f.prev == nil {
-			_ = st.DeleteDocument(sctx, f.row.ID) // a bare row with no chunks
-			return
-		}
+	case f.created && (cancelled || f.prev != nil):
+		_ = st.DeleteDocument(sctx, f.row.ID) // a bare row: nothing else to undo
+	case cancelled:
 		_ = st.SetStatus(sctx, *f.prev, f.prev.Status, f.prev.Error)
-	case f.prev != nil && f.prev.Status == store.StatusDone:
-		_ = st.SetStatus(sctx, *f.prev, store.StatusDone, "")
 	default:
 		_ = st.SetStatus(sctx, f.row, store.StatusFailed, cause.Error())
 	}
@@ -90,8 +97,10 @@ func localPath(d store.Document) bool {
 
 // withUnfinished adds to files the paths of documents left pending or
 // processing, so a run resumes them even when they lie outside its paths.
-// Rows whose files are gone are settled instead: a bare row is removed, an
-// older version that was being replaced is done again (prune removes it).
+// Rows that the path's re-ingest would not replace are settled here: a bare
+// row beside the path's done version (a new version a crash interrupted) or
+// of a file that is gone is removed; a row with chunks whose file is gone is
+// done again (prune decides about it).
 func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string, error) {
 	docs, err := p.Store.Documents(ctx)
 	if err != nil {
@@ -103,23 +112,29 @@ func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string
 	}
 	added := false
 	for _, d := range docs {
-		if !unfinished(d) || have[d.Path] {
+		if !unfinished(d) {
 			continue
 		}
 		info, statErr := os.Stat(d.Path)
-		if statErr == nil && info.Mode().IsRegular() && loader.Supported(d.Path) {
-			files = append(files, d.Path)
-			have[d.Path], added = true, true
-			continue
+		exists := statErr == nil && info.Mode().IsRegular() && loader.Supported(d.Path)
+		superseded := false
+		if exists && d.Chunks == 0 {
+			cur, err := p.Store.DocumentByPath(ctx, d.Path)
+			superseded = err == nil && cur.ID != d.ID
 		}
-		if d.Chunks == 0 {
+		switch {
+		case (!exists || superseded) && d.Chunks == 0:
 			if err := p.Store.DeleteDocument(ctx, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return nil, fmt.Errorf("resume %s: remove unfinished row: %w", d.Path, err)
 			}
-			continue
+		case !exists:
+			if err := p.Store.SetStatus(ctx, d, store.StatusDone, ""); err != nil {
+				return nil, fmt.Errorf("resume %s: %w", d.Path, err)
+			}
 		}
-		if err := p.Store.SetStatus(ctx, d, store.StatusDone, ""); err != nil {
-			return nil, fmt.Errorf("resume %s: %w", d.Path, err)
+		if exists && !have[d.Path] {
+			files = append(files, d.Path)
+			have[d.Path], added = true, true
 		}
 	}
 	if added {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -135,6 +136,9 @@ func (p *Pipeline) Watch(ctx context.Context, roots []string, opts ...WatchOptio
 	if err != nil {
 		return err
 	}
+	if w.stopped() {
+		return nil
+	}
 	if cfg.onSynced != nil {
 		cfg.onSynced(sum)
 	}
@@ -164,17 +168,7 @@ type pending struct {
 // resyncKey is the queue entry that stands for a full re-sync.
 const resyncKey = "\x00resync"
 
-func (w *watcher) stopped() bool {
-	if w.cfg.stop == nil {
-		return false
-	}
-	select {
-	case <-w.cfg.stop:
-		return true
-	default:
-		return false
-	}
-}
+func (w *watcher) stopped() bool { return stopped(w.cfg.stop) }
 
 func (w *watcher) report(r FileResult) {
 	if w.cfg.onChange != nil {
@@ -206,6 +200,9 @@ func (w *watcher) addTree(dir string) ([]string, error) {
 			if err := w.fsw.Add(p); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					return fs.SkipDir
+				}
+				if errors.Is(err, syscall.ENOSPC) {
+					return fmt.Errorf("watch %s: %w (the per-user limit of watched folders is reached; raise fs.inotify.max_user_watches)", p, err)
 				}
 				return fmt.Errorf("watch %s: %w", p, err)
 			}

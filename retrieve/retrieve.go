@@ -1,11 +1,18 @@
 // Package retrieve finds the passages, entities and relations that answer a
-// question, over any store that implements the read side of the contract.
+// question over any store.Reader, lays them out for a model and streams its cited answer.
+//
+// Modes: mix (default) runs full-text, vector, MENTIONED_IN, 2-hop and
+// Personalized PageRank paths (PageRank from the question's entities over the
+// store's entity-chunk graph, kept in memory) and fuses them; local, global and
+// hybrid are LightRAG's dual-level retrieval; naive is text plus vector search.
+// Assemble fits a result into a token budget and Answer asks a langchaingo model.
 package retrieve
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"docgraph/embedstore"
@@ -29,14 +36,55 @@ type Passage struct {
 	Score    float64 `json:"score"`
 	// Signals records the rank each retrieval path gave this passage (1-based).
 	Signals map[string]int `json:"signals,omitempty"`
+
+	embedding []float32 // the stored chunk embedding, for reranking
 }
 
-// Result is what a retrieval returns.
+// Result is what a retrieval returns. Naive retrieval fills only the
+// passages; the graph modes add what they found in the graph.
 type Result struct {
-	Question string                   `json:"question"`
-	Mode     string                   `json:"mode"`
-	Passages []Passage                `json:"passages"`
-	Timings  map[string]time.Duration `json:"timings_ns"`
+	Question string    `json:"question"`
+	Mode     string    `json:"mode"`
+	Keywords *Keywords `json:"keywords,omitempty"`
+	// Hint tells the answering model the expected answer format, e.g. yes/no.
+	Hint     string    `json:"hint,omitempty"`
+	Passages []Passage `json:"passages"`
+	// Entities are the graph entities the question led to, best first.
+	Entities []EntityInfo `json:"entities,omitempty"`
+	// Relations are the relationships around those entities (1 and 2 hops).
+	Relations []RelationInfo `json:"relations,omitempty"`
+	// Facts are relations found by vector search, kept above a similarity threshold.
+	Facts []RelationInfo `json:"facts,omitempty"`
+	// Cypher is the generated graph query and its rows (Neo4j, --cypher).
+	Cypher *CypherResult `json:"cypher,omitempty"`
+	// Timings holds the duration of each stage, in nanoseconds in JSON.
+	Timings map[string]time.Duration `json:"timings_ns"`
+}
+
+// EntityInfo is one entity in a result.
+type EntityInfo struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Type        string  `json:"type,omitempty"`
+	Description string  `json:"description,omitempty"`
+	Chunks      int     `json:"chunks"`
+	Score       float64 `json:"score"`
+	// Via says how it was found: "name", "fulltext", "vector", "relation".
+	Via string `json:"via"`
+}
+
+// RelationInfo is one relation in a result, with its endpoints' names.
+type RelationInfo struct {
+	ID          string  `json:"id"`
+	Source      string  `json:"source"`
+	Target      string  `json:"target"`
+	Type        string  `json:"type,omitempty"`
+	Keywords    string  `json:"keywords,omitempty"`
+	Description string  `json:"description,omitempty"`
+	Weight      float64 `json:"weight"`
+	Score       float64 `json:"score"`
+	// Hops is 1 for a relation touching a found entity, 2 one step further; 0 for facts.
+	Hops int `json:"hops,omitempty"`
 }
 
 // Naive is hybrid chunk retrieval: vector search and full-text search, fused
@@ -69,7 +117,11 @@ func (n *Naive) Retrieve(ctx context.Context, question string, k int) (*Result, 
 	res.Timings["vector"] = time.Since(t)
 
 	t = time.Now()
-	thits, err := n.Store.SearchChunksText(ctx, question, cand)
+	terms := strings.Join(ContentWords(question), " ")
+	if terms == "" {
+		terms = question
+	}
+	thits, err := n.Store.SearchChunksText(ctx, terms, cand)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search: %w", err)
 	}
@@ -102,7 +154,8 @@ func (f *Fusion) Add(signal string, weight float64, hits []store.ChunkHit) {
 	for i, h := range hits {
 		p, ok := f.byID[h.ID]
 		if !ok {
-			p = &Passage{ChunkID: h.ID, DocID: h.DocID, DocPath: h.DocPath, DocTitle: h.DocTitle, Index: h.Index, Text: h.Text, Signals: map[string]int{}}
+			p = &Passage{ChunkID: h.ID, DocID: h.DocID, DocPath: h.DocPath, DocTitle: h.DocTitle, Index: h.Index, Text: h.Text,
+				Signals: map[string]int{}, embedding: h.Embedding}
 			f.byID[h.ID] = p
 		}
 		if _, seen := p.Signals[signal]; seen {
@@ -112,6 +165,36 @@ func (f *Fusion) Add(signal string, weight float64, hits []store.ChunkHit) {
 		f.scores[h.ID] += weight / (f.k + float64(i+1))
 	}
 }
+
+// AddRanked folds in a ranked list of chunk ids (best first); passages it
+// introduces carry only their id until filled from the store.
+func (f *Fusion) AddRanked(signal string, weight float64, ranked []scoredID) {
+	for i, h := range ranked {
+		p, ok := f.byID[h.ID]
+		if !ok {
+			p = &Passage{ChunkID: h.ID, Signals: map[string]int{}}
+			f.byID[h.ID] = p
+		}
+		if _, seen := p.Signals[signal]; seen {
+			continue
+		}
+		p.Signals[signal] = i + 1
+		f.scores[h.ID] += weight / (f.k + float64(i+1))
+	}
+}
+
+// update copies what p knows of its chunk and document into the fused
+// passage with its id, leaving score and signals alone.
+func (f *Fusion) update(p Passage) {
+	q, ok := f.byID[p.ChunkID]
+	if !ok {
+		return
+	}
+	q.DocID, q.DocPath, q.DocTitle, q.Index, q.Text, q.embedding = p.DocID, p.DocPath, p.DocTitle, p.Index, p.Text, p.embedding
+}
+
+// Len is the number of distinct passages folded in.
+func (f *Fusion) Len() int { return len(f.byID) }
 
 // Top returns the k best passages by fused score (ties by chunk id).
 func (f *Fusion) Top(k int) []Passage {

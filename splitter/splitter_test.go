@@ -263,9 +263,9 @@ func TestSplit(t *testing.T) {
 // TestSplitProperties checks the invariants on many random texts and
 // configurations.
 func TestSplitProperties(t *testing.T) {
-	n := 300
+	n := 200
 	if testing.Short() {
-		n = 60
+		n = 50
 	}
 	configs := []struct{ size, overlap int }{{4, 0}, {5, 2}, {16, 4}, {32, 0}, {40, 16}, {64, 8}, {128, 32}, {768, 32}}
 	for seed := 0; seed < n; seed++ {

@@ -33,7 +33,9 @@ func synthetic(sz syntheticSize) *store.DocumentWrite {
 	w := &store.DocumentWrite{Document: store.Document{ID: sz.docID, Path: sz.path, Title: "Synthetic " + sz.docID, Format: "txt"}}
 	perChunk := max(2, sz.entities/sz.chunks)
 	relPerChunk := sz.relations / sz.chunks
-	names := func(i int) string { return fmt.Sprintf("%s %s %d", words[i%len(words)], words[(i/len(words))%len(words)], i) }
+	names := func(i int) string {
+		return fmt.Sprintf("%s %s %d", words[i%len(words)], words[(i/len(words))%len(words)], i)
+	}
 	offset := 0
 	for c := 0; c < sz.chunks; c++ {
 		id := fmt.Sprintf("%s#%04d", sz.docID, c)

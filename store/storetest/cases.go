@@ -424,6 +424,24 @@ func (s suite) testVectorSearch(t *testing.T) {
 			t.Errorf("deleted chunk %s still found", h.ID)
 		}
 	}
+
+	// The same chunk ids come back with new vectors: searches rank by the new ones.
+	fresh := randomVectors(8, len(vecs))
+	for i := range v.Chunks {
+		v.Chunks[i].Embedding = fresh[i]
+		chunkVecs[v.Chunks[i].ID] = fresh[i]
+	}
+	mustWrite(t, st, v)
+	want = bruteForce(q, chunkVecs)
+	hits, err = st.SearchChunks(ctx, q, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, scores := make([]string, len(hits)), make([]float64, len(hits))
+	for i, h := range hits {
+		ids[i], scores[i] = h.ID, h.Score
+	}
+	checkRanking(t, "SearchChunks after rewriting vectors", ids, scores, want, 8)
 }
 
 func (s suite) testTextSearch(t *testing.T) {
@@ -470,6 +488,7 @@ func (s suite) testTextSearch(t *testing.T) {
 		{"rotterdam", "Rotterdam"},
 		{"Belgian port", "Antwerp"},
 		{"pharmaceutical chemical industry Basel", "Basel"},
+		{"container", "Rotterdam"}, // a fragment the second document added
 	} {
 		hits, err := st.SearchEntitiesText(ctx, c.query, 5)
 		if err != nil {
@@ -499,6 +518,17 @@ func (s suite) testTextSearch(t *testing.T) {
 	}
 	if hits, err := st.SearchEntitiesText(ctx, "Scheldt", 5); err != nil || len(hits) != 0 {
 		t.Errorf("after delete SearchEntitiesText(Scheldt) = %d hits, %v", len(hits), err)
+	}
+	if hits, err := st.SearchEntitiesText(ctx, "container", 5); err != nil || len(hits) != 0 {
+		t.Errorf("after delete SearchEntitiesText(container), a fragment only the deleted document gave, = %d hits, %v", len(hits), err)
+	}
+	// New rows written after the delete must not inherit its index entries.
+	mustWrite(t, st, sized("doc-later", "later.md", "filler", 4))
+	if hits, err := st.SearchChunksText(ctx, "Scheldt Antwerp", 5); err != nil || len(hits) != 0 {
+		t.Errorf("after delete and a new write SearchChunksText(Scheldt Antwerp) = %v, %v", hitIDs(hits), err)
+	}
+	if hits, err := st.SearchChunksText(ctx, "filler", 10); err != nil || len(hits) != 4 {
+		t.Errorf("SearchChunksText(filler) = %v, %v; want the 4 new chunks", hitIDs(hits), err)
 	}
 }
 
@@ -644,13 +674,25 @@ func (s suite) testStatusLifecycle(t *testing.T) {
 			t.Errorf("Document = status %q error %q path %q; want %q %q %q", d.Status, d.Error, d.Path, want, reason, bare.Path)
 		}
 	}
+	// Another, done document stays searchable throughout: a hidden document
+	// must not eat into k.
+	other := ports().write()
+	mustWrite(t, st, other)
 	invisible := func(when string) {
 		t.Helper()
-		if hits, err := st.SearchChunksText(ctx, "Basel chemical", 10); err != nil || len(hits) != 0 {
-			t.Errorf("%s: SearchChunksText finds %v, %v; want nothing", when, hitIDs(hits), err)
+		if hits, err := st.SearchChunksText(ctx, "Basel chemical Rotterdam", 10); err != nil || len(hits) != 2 || hits[0].DocID != other.Document.ID || hits[1].DocID != other.Document.ID {
+			t.Errorf("%s: SearchChunksText finds %v, %v; want only the other document's 2 chunks", when, hitIDs(hits), err)
 		}
-		if hits, err := st.SearchChunks(ctx, w.Chunks[1].Embedding, 10); err != nil || len(hits) != 0 {
-			t.Errorf("%s: SearchChunks finds %v, %v; want nothing", when, hitIDs(hits), err)
+		for _, k := range []int{1, 2, 10} {
+			hits, err := st.SearchChunks(ctx, w.Chunks[1].Embedding, k)
+			if err != nil || len(hits) != min(k, 2) {
+				t.Errorf("%s: SearchChunks(k=%d) finds %v, %v; want %d of the other document's chunks", when, k, hitIDs(hits), err, min(k, 2))
+			}
+			for _, h := range hits {
+				if h.DocID != other.Document.ID {
+					t.Errorf("%s: SearchChunks finds %s of a document not done", when, h.ID)
+				}
+			}
 		}
 	}
 
@@ -675,8 +717,8 @@ func (s suite) testStatusLifecycle(t *testing.T) {
 	status(store.StatusFailed, "extract: model timed out")
 	invisible("failed")
 	stats, err := st.Stats(ctx)
-	if err != nil || stats.Documents != 1 || stats.ByStatus[store.StatusFailed] != 1 || stats.Chunks != 0 {
-		t.Errorf("Stats with one failed bare row = %+v, %v", stats, err)
+	if err != nil || stats.Documents != 2 || stats.ByStatus[store.StatusFailed] != 1 || stats.ByStatus[store.StatusDone] != 1 || stats.Chunks != len(other.Chunks) {
+		t.Errorf("Stats with one done document and one failed bare row = %+v, %v", stats, err)
 	}
 
 	mustWrite(t, st, w)

@@ -27,7 +27,9 @@ type docFx struct {
 	chunks          []chunkFx
 }
 
-func ent(name, typ, desc string) ner.Entity { return ner.Entity{Name: name, Type: typ, Description: desc} }
+func ent(name, typ, desc string) ner.Entity {
+	return ner.Entity{Name: name, Type: typ, Description: desc}
+}
 
 func rel(src, tgt, kw, desc string, w float64) ner.Relation {
 	return ner.Relation{Source: src, Target: tgt, Keywords: kw, Description: desc, Weight: w}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"docgraph/pipeline"
+	"docgraph/store"
+)
+
+// deleteOptions is everything `ingest delete` needs.
+type deleteOptions struct {
+	Settings pipeline.Settings
+	Config   string
+	JSON     bool
+	Targets  []string
+	// embedderSet is true when --embedder was given (flag, env or config).
+	embedderSet bool
+}
+
+// errNothingDeleted makes the exit status 1 when a target matched no document.
+var errNothingDeleted = errors.New("nothing stored for some targets")
+
+func newDeleteCmd(io streams) *cobra.Command {
+	opts := &deleteOptions{}
+	cmd := &cobra.Command{
+		Use:   "delete PATH|DOC_ID...",
+		Short: "Remove documents from the graph by file path, folder or document id",
+		Long: `delete removes documents with their chunks and mention edges. Entities and
+relations no other document mentions go too; the rest lose exactly this
+document's share of their descriptions and weights. A folder removes every
+document under it. The files themselves are not touched, so a later ingest of
+them adds them back.`,
+		Args:          cobra.MinimumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config"))
+			if err == nil {
+				opts.Targets = args
+				f := cmd.Flags().Lookup("embedder")
+				opts.embedderSet = f.Changed || f.Value.String() != f.DefValue
+				err = runDelete(cmd.Context(), opts, io)
+			}
+			if err != nil && !errors.Is(err, errNothingDeleted) {
+				fmt.Fprintln(io.Err, "ingest delete:", err)
+			}
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Config, "config", "docgraph.yaml", "optional YAML config file")
+	opts.Settings.AddStoreFlags(fs)
+	// Deleting re-merges what the document shared, so it needs the merger the
+	// ingest used: the same LLM summariser and description budget.
+	opts.Settings.AddLLMFlags(fs)
+	fs.BoolVar(&opts.JSON, "json", false, "print what was deleted as JSON")
+	return cmd
+}
+
+func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
+	spec, err := deleteEmbedder(ctx, opts)
+	if err != nil {
+		return err
+	}
+	opts.Settings.Embedder = spec
+	models, err := pipeline.NewModels(ctx, opts.Settings)
+	if err != nil {
+		return err
+	}
+	defer models.Close()
+	emb := models.Embedder
+	st, err := openExisting(ctx, opts.Settings, store.Options{
+		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		Merger:   models.Merger(),
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p := &pipeline.Pipeline{Store: st}
+
+	deleted := []pipeline.FileResult{}
+	var missing []string
+	for _, target := range opts.Targets {
+		results, err := deleteTarget(ctx, p, st, target)
+		if err != nil {
+			return err
+		}
+		if len(results) == 0 {
+			missing = append(missing, target)
+		}
+		deleted = append(deleted, results...)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(deleted); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range deleted {
+			fmt.Fprintf(io.Out, "deleted %s (doc %s): %d chunks, %d entities and %d relations removed\n",
+				r.Path, shortID(r.DocID), r.Chunks, r.Entities, r.Relations)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(io.Err, "ingest delete: nothing stored for %s\n", strings.Join(missing, ", "))
+		return errNothingDeleted
+	}
+	return nil
+}
+
+// deleteTarget removes the document with id target, or else the documents
+// at the path target names (a folder: everything under it).
+func deleteTarget(ctx context.Context, p *pipeline.Pipeline, st store.Store, target string) ([]pipeline.FileResult, error) {
+	if d, err := st.Document(ctx, target); err == nil {
+		r, err := p.DeleteDocument(ctx, *d)
+		if err != nil {
+			return nil, err
+		}
+		return []pipeline.FileResult{r}, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, err)
+	}
+	return p.DeletePath(ctx, abs, true)
+}
+
+// deleteEmbedder picks the embedder a delete re-merges with: the one given,
+// or else the one the store already holds (deletes recompute embeddings of
+// the entities and relations they touch, so they must match).
+func deleteEmbedder(ctx context.Context, opts *deleteOptions) (string, error) {
+	if opts.embedderSet {
+		return opts.Settings.Embedder, nil
+	}
+	st, err := openExisting(ctx, opts.Settings, store.Options{})
+	if err != nil {
+		return "", err
+	}
+	held := st.Embedder()
+	st.Close()
+	if held.Name == "" {
+		return opts.Settings.Embedder, nil // empty store: nothing to re-merge
+	}
+	spec := fmt.Sprintf("hash:%d", held.Dimension)
+	if e, err := pipeline.NewEmbedder(spec); err == nil && e.Name() == held.Name {
+		return spec, nil
+	}
+	return "", fmt.Errorf("the store holds vectors of embedder %s (dimension %d): pass the matching --embedder", held.Name, held.Dimension)
+}

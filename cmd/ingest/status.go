@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"docgraph/pipeline"
+	"docgraph/store"
+)
+
+// statusOptions is everything `ingest status` needs.
+type statusOptions struct {
+	Settings pipeline.Settings
+	Config   string
+	JSON     bool
+}
+
+func newStatusCmd(io streams) *cobra.Command {
+	opts := &statusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what the store holds: documents by state, failures with reasons, store and embedder",
+		Long: `status reports the documents in the store by lifecycle state (pending,
+processing, done, failed), lists failed documents with their reasons and
+unfinished ones (resumed by the next ingest), and names the store and the
+embedder whose vectors it holds.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config"))
+			if err == nil {
+				err = runStatus(cmd.Context(), opts, io)
+			}
+			if err != nil {
+				fmt.Fprintln(io.Err, "ingest status:", err)
+			}
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Config, "config", "docgraph.yaml", "optional YAML config file")
+	opts.Settings.AddStoreFlags(fs)
+	fs.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// statusReport is what `ingest status --json` prints.
+type statusReport struct {
+	Store      string         `json:"store"`
+	Embedder   embedderReport `json:"embedder"`
+	Documents  int            `json:"documents"`
+	ByStatus   map[string]int `json:"by_status"`
+	Chunks     int            `json:"chunks"`
+	Entities   int            `json:"entities"`
+	Relations  int            `json:"relations"`
+	Mentions   int            `json:"mentions"`
+	Failed     []docReport    `json:"failed"`
+	Unfinished []docReport    `json:"unfinished"`
+}
+
+type embedderReport struct {
+	Name      string `json:"name"`
+	Dimension int    `json:"dimension"`
+}
+
+type docReport struct {
+	ID        string    `json:"id"`
+	Path      string    `json:"path"`
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
+	st, err := openExisting(ctx, opts.Settings, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	docs, err := st.Documents(ctx)
+	if err != nil {
+		return err
+	}
+	rep := statusReport{
+		Store:     store.Redact(storeURL(opts.Settings)),
+		Embedder:  embedderReport{Name: st.Embedder().Name, Dimension: st.Embedder().Dimension},
+		Documents: stats.Documents,
+		ByStatus:  map[string]int{},
+		Chunks:    stats.Chunks, Entities: stats.Entities, Relations: stats.Relations, Mentions: stats.Mentions,
+		Failed: []docReport{}, Unfinished: []docReport{},
+	}
+	for _, s := range []store.Status{store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed} {
+		rep.ByStatus[string(s)] = stats.ByStatus[s]
+	}
+	for _, d := range docs {
+		r := docReport{ID: d.ID, Path: d.Path, Status: string(d.Status), Error: d.Error, UpdatedAt: d.UpdatedAt}
+		switch d.Status {
+		case store.StatusFailed:
+			rep.Failed = append(rep.Failed, r)
+		case store.StatusPending, store.StatusProcessing:
+			rep.Unfinished = append(rep.Unfinished, r)
+		}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	w := io.Out
+	fmt.Fprintf(w, "store:     %s\n", rep.Store)
+	emb := "none yet (empty store)"
+	if rep.Embedder.Name != "" {
+		emb = fmt.Sprintf("%s, dimension %d", rep.Embedder.Name, rep.Embedder.Dimension)
+	}
+	fmt.Fprintf(w, "embedder:  %s\n", emb)
+	fmt.Fprintf(w, "documents: %d (%d done, %d failed, %d processing, %d pending)\n", rep.Documents,
+		rep.ByStatus["done"], rep.ByStatus["failed"], rep.ByStatus["processing"], rep.ByStatus["pending"])
+	fmt.Fprintf(w, "graph:     %d chunks, %d entities, %d relations, %d mentions\n", rep.Chunks, rep.Entities, rep.Relations, rep.Mentions)
+	if len(rep.Failed) > 0 {
+		fmt.Fprintf(w, "failed:\n")
+		for _, d := range rep.Failed {
+			fmt.Fprintf(w, "  %s: %s\n", d.Path, oneLine(d.Error))
+		}
+	}
+	if len(rep.Unfinished) > 0 {
+		fmt.Fprintf(w, "unfinished (resumed by the next ingest):\n")
+		for _, d := range rep.Unfinished {
+			fmt.Fprintf(w, "  %s: %s\n", d.Path, d.Status)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func storeURL(s pipeline.Settings) string {
+	if s.Store == "" {
+		return pipeline.DefaultStore
+	}
+	return s.Store
+}
+
+// openExisting opens the configured store for reading or managing
+// documents. It never creates one: asking about a store that is not there
+// is a mistake (a wrong --store or working directory) worth reporting. A
+// zero opts.Embedder adopts the embedder the store holds.
+func openExisting(ctx context.Context, s pipeline.Settings, opts store.Options) (store.Store, error) {
+	raw := storeURL(s)
+	if path, ok := sqliteFile(raw); ok {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no store at %s (nothing ingested yet, or another --store?)", path)
+		}
+	}
+	opts.Database, opts.BatchSize = s.Neo4jDatabase, s.BatchSize
+	// The same precedence as pipeline.OpenStore: the server's usual
+	// variables, then docgraph.yaml or DOCGRAPH_NEO4J_*.
+	opts.Username = firstEnv("NEO4J_USER", "NEO4J_USERNAME")
+	if opts.Username == "" {
+		opts.Username = s.Neo4jUser
+	}
+	opts.Password = firstEnv("NEO4J_PASSWORD")
+	if opts.Password == "" {
+		opts.Password = s.Neo4jPassword
+	}
+	st, err := store.Open(ctx, raw, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", store.Redact(raw), err)
+	}
+	return st, nil
+}
+
+// sqliteFile returns the database file of an embedded store URL.
+func sqliteFile(raw string) (string, bool) {
+	if !strings.Contains(raw, "://") {
+		return raw, true
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
+		return "", false
+	}
+	return store.SQLitePath(u), true
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}

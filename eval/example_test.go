@@ -1,0 +1,20 @@
+package eval_test
+
+import (
+	"fmt"
+
+	"docgraph/eval"
+)
+
+func ExampleRecall() {
+	retrieved := []string{"p7", "p3", "p9", "p1", "p4"}
+	gold := []string{"p1", "p3"}
+	fmt.Println(eval.Recall(retrieved, gold, 2), eval.Recall(retrieved, gold, 5))
+	// Output: 0.5 1
+}
+
+func ExampleF1() {
+	golds := []string{"G. Stanley Hall"}
+	fmt.Println(eval.ExactMatch("G. Stanley Hall [2]", golds), eval.F1("Stanley Hall", golds))
+	// Output: 1 0.8
+}

@@ -1,0 +1,84 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// AnswerResult is a model's answer with the sources it was given.
+type AnswerResult struct {
+	Text string `json:"answer"`
+	// Sources are the numbered passages of the context; Cited marks those
+	// the answer cites.
+	Sources []Source `json:"sources"`
+}
+
+// Cited returns the cited sources, or all of them when the answer cites none.
+func (a *AnswerResult) Cited() []Source {
+	var out []Source
+	for _, s := range a.Sources {
+		if s.Cited {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return a.Sources
+	}
+	return out
+}
+
+// Answer asks the model to answer from the context, citing passages as [n].
+// When stream is not nil the answer is written to it as it arrives.
+func Answer(ctx context.Context, model llms.Model, c *Context, stream io.Writer) (*AnswerResult, error) {
+	prompt, err := c.Prompt()
+	if err != nil {
+		return nil, err
+	}
+	var msgs []llms.MessageContent
+	if sys := c.System(); sys != "" {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, sys))
+	}
+	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
+	opts := []llms.CallOption{llms.WithTemperature(0)}
+	if stream != nil {
+		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			_, err := stream.Write(chunk)
+			return err
+		}))
+	}
+	resp, err := model.GenerateContent(ctx, msgs, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	if len(resp.Choices) == 0 {
+		return nil, fmt.Errorf("answer: the model returned no choices")
+	}
+	a := &AnswerResult{Text: resp.Choices[0].Content, Sources: append([]Source(nil), c.Sources...)}
+	cited := Citations(a.Text)
+	for i := range a.Sources {
+		a.Sources[i].Cited = cited[a.Sources[i].N]
+	}
+	return a, nil
+}
+
+var citationGroup = regexp.MustCompile(`\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]`)
+
+// Citations returns the source numbers an answer cites: [2], [1][3] and
+// [1, 3] forms.
+func Citations(answer string) map[int]bool {
+	out := map[int]bool{}
+	for _, m := range citationGroup.FindAllStringSubmatch(answer, -1) {
+		for _, part := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
+			if n, err := strconv.Atoi(part); err == nil && n > 0 {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package retrieve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"docgraph/embedstore"
+	"docgraph/retrieve"
+	"docgraph/retrieve/retrievetest"
+	"docgraph/splitter"
+	"docgraph/store/neo4j"
+	"docgraph/store/sqlite"
+)
+
+func TestCheckCypher(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		want  string // the checked query; "" means rejected
+	}{
+		{"adds limit", "MATCH (e:Entity) RETURN e.name", "MATCH (e:Entity) RETURN e.name\nLIMIT 25"},
+		{"keeps smaller limit", "MATCH (e:Entity) RETURN e.name LIMIT 5;", "MATCH (e:Entity) RETURN e.name LIMIT 5"},
+		{"lowers larger limit", "MATCH (e:Entity) RETURN e.name ORDER BY e.name LIMIT 1000", "MATCH (e:Entity) RETURN e.name ORDER BY e.name LIMIT 25"},
+		{"limit inside with", "MATCH (e:Entity) WITH e LIMIT 500 RETURN e.name", "MATCH (e:Entity) WITH e LIMIT 500 RETURN e.name\nLIMIT 25"},
+		{"keywords in strings and comments", "MATCH (e:Entity) WHERE e.name = 'CREATE (x) DELETE y' // SET z\nRETURN e.description AS delete_note",
+			"MATCH (e:Entity) WHERE e.name = 'CREATE (x) DELETE y' // SET z\nRETURN e.description AS delete_note\nLIMIT 25"},
+		{"property named like a clause", "MATCH (d:Document) RETURN d.set, d.create", "MATCH (d:Document) RETURN d.set, d.create\nLIMIT 25"},
+		{"paths and types", "MATCH p = (a:Entity)-[:RELATES|MENTIONED_IN*1..2]-(b) RETURN length(p)", "MATCH p = (a:Entity)-[:RELATES|MENTIONED_IN*1..2]-(b) RETURN length(p)\nLIMIT 25"},
+		{"optional match start", "OPTIONAL MATCH (c:Chunk)-[:PART_OF]->(d:Document) RETURN count(c)", "OPTIONAL MATCH (c:Chunk)-[:PART_OF]->(d:Document) RETURN count(c)\nLIMIT 25"},
+		{"create", "CREATE (e:Entity {name: 'x'}) RETURN e", ""},
+		{"merge", "MATCH (e:Entity) MERGE (e)-[:RELATES]->(e) RETURN e", ""},
+		{"set", "MATCH (e:Entity) SET e.name = 'x' RETURN e", ""},
+		{"detach delete", "MATCH (e:Entity) DETACH DELETE e", ""},
+		{"remove", "MATCH (e:Entity) REMOVE e.name RETURN e", ""},
+		{"procedure", "CALL db.labels() YIELD label RETURN label", ""},
+		{"subquery", "MATCH (e:Entity) CALL { WITH e MATCH (e)--(x) RETURN x } RETURN x", ""},
+		{"load csv", "LOAD CSV FROM 'file:///x' AS row RETURN row", ""},
+		{"foreach", "MATCH p = (a:Entity)--(b) FOREACH (n IN nodes(p) | SET n.x = 1) RETURN p", ""},
+		{"two statements", "MATCH (e:Entity) RETURN e; MATCH (n) DETACH DELETE n", ""},
+		{"write after return", "MATCH (e:Entity) RETURN e UNION MATCH (n) DELETE n RETURN n", ""},
+		{"unknown label", "MATCH (u:User) RETURN u.password", ""},
+		{"unknown type", "MATCH (a:Entity)-[:OWNS]->(b) RETURN b", ""},
+		{"backquoted label", "MATCH (u:`User`) RETURN u", ""},
+		{"no return", "MATCH (e:Entity)", ""},
+		{"show", "SHOW DATABASES", ""},
+		{"unterminated string", "MATCH (e:Entity) WHERE e.name = 'x RETURN e", ""},
+		{"parameter limit", "MATCH (e:Entity) RETURN e LIMIT $n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := retrieve.CheckCypher(tt.query, 25)
+			if tt.want == "" {
+				if !errors.Is(err, retrieve.ErrUnsafeCypher) {
+					t.Errorf("CheckCypher(%q) = %q, %v; want ErrUnsafeCypher", tt.query, got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("CheckCypher(%q) = %q, %v; want %q", tt.query, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// neo4jLike stands in for the Neo4j store, which cannot run here: the
+// SQLite store plus the read-only query method text-to-Cypher looks for.
+type neo4jLike struct {
+	*sqlite.Store
+	mu      sync.Mutex
+	queries []string
+	fail    bool
+}
+
+func (s *neo4jLike) QueryReadOnly(_ context.Context, cypher string, _ map[string]any, maxRows int) ([]map[string]any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queries = append(s.queries, cypher)
+	if s.fail {
+		return nil, errors.New("Neo.ClientError.Statement.SyntaxError")
+	}
+	return []map[string]any{{"director": "Harold Fairfax", "film": "Won In The Clouds"}}[:min(1, maxRows)], nil
+}
+
+func TestTextToCypher(t *testing.T) {
+	sq, _ := ingest(t, film[:2])
+	tok, err := splitter.NewTokenizer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		generated  string
+		fail       bool
+		wantQuery  string // what the store runs; "" means it is never called
+		wantInCtxt bool
+	}{
+		{"checked and run", "```cypher\nMATCH (f:Entity)-[:RELATES]-(d:Entity) WHERE toLower(f.name) CONTAINS 'won in the clouds' RETURN f.name AS film, d.name AS director\n```",
+			false, "MATCH (f:Entity)-[:RELATES]-(d:Entity) WHERE toLower(f.name) CONTAINS 'won in the clouds' RETURN f.name AS film, d.name AS director\nLIMIT 7", true},
+		{"unsafe query never runs", "MATCH (n) DETACH DELETE n", false, "", false},
+		{"store failure falls back", "MATCH (e:Entity) RETURN e.name", true, "MATCH (e:Entity) RETURN e.name\nLIMIT 7", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := &neo4jLike{Store: sq, fail: c.fail}
+			model, _ := fakeModel(t, func(r retrievetest.Request) (string, int) {
+				if strings.Contains(r.Last(), "Cypher query") {
+					return c.generated, 0
+				}
+				return `{"high_level_keywords": ["birthplace"], "low_level_keywords": ["Won In The Clouds"]}`, 0
+			})
+			r := retrieve.New(st, embedstore.NewHash(), retrieve.WithModel(model), retrieve.WithCypher(7))
+			res, err := r.Retrieve(context.Background(), filmQuestion, retrieve.ModeMix)
+			if err != nil {
+				t.Fatalf("a failing Cypher path must not fail the query: %v", err)
+			}
+			if len(res.Passages) == 0 {
+				t.Error("no passages from the other paths")
+			}
+			if got := strings.Join(st.queries, "|"); got != c.wantQuery {
+				t.Errorf("store ran %q, want %q", got, c.wantQuery)
+			}
+			if (res.Cypher != nil) != c.wantInCtxt {
+				t.Fatalf("res.Cypher = %+v, want present=%v", res.Cypher, c.wantInCtxt)
+			}
+			ctxt, err := retrieve.Assemble(res, tok, retrieve.DefaultBudget(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := strings.Contains(ctxt.String(), "-----Graph query results-----") && strings.Contains(ctxt.String(), `"director":"Harold Fairfax"`)
+			if has != c.wantInCtxt {
+				t.Errorf("context has Cypher rows = %v, want %v:\n%s", has, c.wantInCtxt, ctxt)
+			}
+		})
+	}
+}
+
+func ExampleCheckCypher() {
+	q, err := retrieve.CheckCypher("MATCH (e:Entity) RETURN e.name ORDER BY e.mentions DESC", 10)
+	fmt.Println(q, err)
+	_, err = retrieve.CheckCypher("MATCH (e:Entity) DETACH DELETE e", 10)
+	fmt.Println(err)
+	// Output:
+	// MATCH (e:Entity) RETURN e.name ORDER BY e.mentions DESC
+	// LIMIT 10 <nil>
+	// unsafe cypher: DETACH is not allowed
+}
+
+// The Neo4j store is the CypherRunner --cypher uses.
+var _ retrieve.CypherRunner = (*neo4j.Store)(nil)

@@ -1,0 +1,195 @@
+package retrieve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/graphbuild"
+	"docgraph/ner"
+	"docgraph/prompts"
+)
+
+// Keywords are a question's search terms at LightRAG's two levels.
+type Keywords struct {
+	// High are the broad themes and concepts: they are matched against relations.
+	High []string `json:"high_level"`
+	// Low are the specific names and terms: they are matched against entities.
+	Low []string `json:"low_level"`
+	// Source says where they came from: "llm" or "offline".
+	Source string `json:"source"`
+}
+
+// Mentioner finds entity names in a text such as a question; the offline
+// extractor (ner.Offline) is one.
+type Mentioner interface {
+	Mentions(text string) []ner.Entity
+}
+
+// ErrUnusableKeywords is returned when a model's keyword answer cannot be used.
+var ErrUnusableKeywords = errors.New("unusable keyword answer")
+
+// ExtractKeywords asks the model for the question's keywords as JSON and
+// falls back to OfflineKeywords when there is no model, the call fails or
+// the answer is unusable; the second result says why it fell back (nil
+// when the model's keywords were used).
+func ExtractKeywords(ctx context.Context, model llms.Model, m Mentioner, question string) (Keywords, error) {
+	if model == nil {
+		return OfflineKeywords(m, question), nil
+	}
+	prompt, err := prompts.RenderKeywords(prompts.KeywordsData{Query: question})
+	if err != nil {
+		return OfflineKeywords(m, question), err
+	}
+	answer, err := llms.GenerateFromSinglePrompt(ctx, model, prompt, llms.WithTemperature(0), llms.WithJSONMode())
+	if err != nil {
+		return OfflineKeywords(m, question), fmt.Errorf("keywords: %w", err)
+	}
+	kw, err := ParseKeywords(answer)
+	if err != nil {
+		return OfflineKeywords(m, question), err
+	}
+	return kw, nil
+}
+
+// ParseKeywords reads a model's keyword answer: a JSON object with
+// high_level_keywords and low_level_keywords, possibly inside a Markdown
+// code fence or surrounded by prose. An answer with neither list is unusable.
+func ParseKeywords(answer string) (Keywords, error) {
+	s := strings.TrimSpace(answer)
+	start, end := strings.Index(s, "{"), strings.LastIndex(s, "}")
+	if start < 0 || end < start {
+		return Keywords{}, fmt.Errorf("%w: no JSON object in %q", ErrUnusableKeywords, clip(answer, 80))
+	}
+	var raw struct {
+		High json.RawMessage `json:"high_level_keywords"`
+		Low  json.RawMessage `json:"low_level_keywords"`
+	}
+	if err := json.Unmarshal([]byte(s[start:end+1]), &raw); err != nil {
+		return Keywords{}, fmt.Errorf("%w: %v", ErrUnusableKeywords, err)
+	}
+	kw := Keywords{High: keywordList(raw.High), Low: keywordList(raw.Low), Source: "llm"}
+	if len(kw.High) == 0 && len(kw.Low) == 0 {
+		return Keywords{}, fmt.Errorf("%w: no keywords in %q", ErrUnusableKeywords, clip(answer, 80))
+	}
+	return kw, nil
+}
+
+// keywordList accepts a list of strings or one comma-separated string, as
+// models produce both; it trims, drops empties and repeats.
+func keywordList(raw json.RawMessage) []string {
+	var items []string
+	var list []any
+	var one string
+	switch {
+	case json.Unmarshal(raw, &list) == nil:
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				items = append(items, s)
+			}
+		}
+	case json.Unmarshal(raw, &one) == nil:
+		items = strings.Split(one, ",")
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range items {
+		s = strings.TrimSpace(s)
+		k := strings.ToLower(s)
+		if s == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// OfflineKeywords derives keywords without a model: the low level are the
+// names the extractor finds in the question, the high level its content
+// words (stop words removed) outside those names. A question without names
+// uses its content words at both levels.
+func OfflineKeywords(m Mentioner, question string) Keywords {
+	kw := Keywords{Source: "offline"}
+	inName := map[string]bool{}
+	if m != nil {
+		seen := map[string]bool{}
+		for _, e := range m.Mentions(question) {
+			key := graphbuild.NormalizeKey(e.Name)
+			if key == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			kw.Low = append(kw.Low, e.Name)
+			for _, w := range strings.Fields(key) {
+				inName[w] = true
+			}
+		}
+	}
+	words := ContentWords(question)
+	for _, w := range words {
+		if !inName[strings.ToLower(w)] {
+			kw.High = append(kw.High, w)
+		}
+	}
+	if len(kw.Low) == 0 {
+		kw.Low = words
+	}
+	if len(kw.High) == 0 {
+		kw.High = kw.Low
+	}
+	return kw
+}
+
+// ContentWords are the words of text that are not stop words, in order,
+// each once.
+func ContentWords(text string) []string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-'
+	})
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range words {
+		w = strings.Trim(w, "'-")
+		lw := strings.ToLower(w)
+		if lw == "" || stopWords[lw] || seen[lw] || len([]rune(lw)) < 2 && !unicode.IsDigit([]rune(lw)[0]) {
+			continue
+		}
+		seen[lw] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// stopWords are English function words and question words.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all also am an and any are as at be
+		because been before being below between both but by can could did do does doing done down during
+		each either few for from further had has have having he her here hers herself him himself his how
+		i if in into is it its itself just let me more most my myself neither no nor not of off on once only
+		or other our ours ourselves out over own same she should so some such than that the their theirs
+		them themselves then there these they this those through to too under until up upon very was we were
+		what when where which while who whom whose why will with within without would you your yours yourself
+		yourselves s t don didn doesn isn wasn weren aren tell give name list describe explain please
+		many much did ever does like among per via vs`) {
+		m[w] = true
+	}
+	return m
+}()
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

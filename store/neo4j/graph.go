@@ -1,0 +1,182 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
+
+	"docgraph/store"
+)
+
+var _ store.GraphScanner = (*Store)(nil)
+
+// Graph-wide reads. Like every statement in cypher.go they are constants,
+// with data only in parameters and labels from schemaLabels.
+const (
+	// stmtScanMentionsPage reads the next $n chunks by id after $after, each
+	// with its document's status and the entities mentioning it; the caller
+	// keeps the chunks of done documents and pages on by the last id.
+	stmtScanMentionsPage = `MATCH (c:Chunk)
+WHERE c.id > $after
+WITH c ORDER BY c.id LIMIT $n
+OPTIONAL MATCH (c)-[:PART_OF]->(d:Document)
+OPTIONAL MATCH (e:Entity)-[:MENTIONED_IN]->(c)
+WITH c, d, collect(DISTINCT e.id) AS entities
+RETURN c.id AS chunk_id, c.doc_id AS doc_id, d.status AS status, entities
+ORDER BY chunk_id`
+
+	// stmtGraphVersion reads counts Neo4j keeps in its count store plus the
+	// latest document change: every write, delete, status change and rename
+	// moves one of them.
+	stmtGraphVersion = `CALL { MATCH (d:Document) RETURN count(d) AS documents, max(d.updated_at) AS latest }
+CALL { MATCH (c:Chunk) RETURN count(c) AS chunks }
+CALL { MATCH ()-[m:MENTIONED_IN]->() RETURN count(m) AS mentions }
+RETURN documents, latest, chunks, mentions`
+)
+
+// scanPage is how many chunks one ScanMentions round trip covers.
+const scanPage = 5000
+
+// ScanMentions calls fn for every MENTIONED_IN edge into a chunk of a done
+// document, each entity-chunk pair once, paging through chunks by id with
+// one read transaction per page.
+func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) error {
+	after := ""
+	for {
+		var page []store.Mention
+		var last string
+		var n int
+		err := s.read(ctx, "scan mentions", func(tx n4j.ManagedTransaction) error {
+			page, last, n = page[:0], "", 0
+			recs, err := collect(ctx, tx, stmtScanMentionsPage, map[string]any{"after": after, "n": int64(scanPage)})
+			if err != nil {
+				return err
+			}
+			n = len(recs)
+			for _, r := range recs {
+				last = recordString(r, "chunk_id")
+				if recordString(r, "status") != string(store.StatusDone) {
+					continue
+				}
+				doc := recordString(r, "doc_id")
+				v, _ := r.Get("entities")
+				ids, _ := v.([]any)
+				for _, id := range ids {
+					if e, ok := id.(string); ok {
+						page = append(page, store.Mention{EntityID: e, ChunkID: last, DocID: doc})
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range page {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if n < scanPage || last == "" {
+			return nil
+		}
+		after = last
+	}
+}
+
+// GraphVersion combines the document, chunk and mention counts with the
+// latest document update time. A replacement that keeps every count and
+// reuses an update time is not seen; the pipeline stamps each write.
+func (s *Store) GraphVersion(ctx context.Context) (string, error) {
+	var version string
+	err := s.read(ctx, "graph version", func(tx n4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, stmtGraphVersion, nil)
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 {
+			return fmt.Errorf("graph version: %d records", len(recs))
+		}
+		r := recs[0]
+		get := func(k string) any { v, _ := r.Get(k); return v }
+		version = fmt.Sprintf("%v/%v/%v/%v", get("documents"), get("latest"), get("chunks"), get("mentions"))
+		return nil
+	})
+	return version, err
+}
+
+// QueryReadOnly runs a Cypher query that does not come from this package
+// (retrieval's text-to-Cypher) in a read transaction routed to readers, so
+// the server refuses any write it might attempt, with a time limit. It
+// returns at most maxRows rows (all when maxRows <= 0), each column decoded
+// into plain values: nodes and relationships become property maps without
+// their embeddings. The caller is responsible for having checked the text.
+func (s *Store) QueryReadOnly(ctx context.Context, cypher string, params map[string]any, maxRows int) ([]map[string]any, error) {
+	res, err := n4j.ExecuteQuery(ctx, s.driver, cypher, params, n4j.EagerResultTransformer,
+		n4j.ExecuteQueryWithDatabase(s.database),
+		n4j.ExecuteQueryWithReadersRouting(),
+		n4j.ExecuteQueryWithTransactionConfig(n4j.WithTxTimeout(15*time.Second)),
+	)
+	if err != nil {
+		return nil, s.fail("read-only query", err)
+	}
+	rows := make([]map[string]any, 0, len(res.Records))
+	for _, rec := range res.Records {
+		if maxRows > 0 && len(rows) == maxRows {
+			break
+		}
+		row := make(map[string]any, len(rec.Keys))
+		for i, k := range rec.Keys {
+			row[k] = plainValue(rec.Values[i])
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// plainValue turns driver values into maps, lists and scalars a caller can
+// print or encode as JSON, leaving out embeddings.
+func plainValue(v any) any {
+	switch x := v.(type) {
+	case dbtype.Node:
+		m := plainProps(x.Props)
+		m["_labels"] = x.Labels
+		return m
+	case dbtype.Relationship:
+		m := plainProps(x.Props)
+		m["_type"] = x.Type
+		return m
+	case dbtype.Path:
+		out := make([]any, 0, len(x.Nodes)+len(x.Relationships))
+		for i, n := range x.Nodes {
+			out = append(out, plainValue(n))
+			if i < len(x.Relationships) {
+				out = append(out, plainValue(x.Relationships[i]))
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainValue(e)
+		}
+		return out
+	case map[string]any:
+		return plainProps(x)
+	}
+	return v
+}
+
+func plainProps(props map[string]any) map[string]any {
+	m := make(map[string]any, len(props))
+	for k, v := range props {
+		if k == "embedding" {
+			continue
+		}
+		m[k] = plainValue(v)
+	}
+	return m
+}

@@ -1,0 +1,51 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"docgraph/store"
+)
+
+var _ store.GraphScanner = (*Store)(nil)
+
+// ScanMentions calls fn for every MENTIONED_IN edge into a chunk of a done
+// document, each entity-chunk pair once. The scan reads one snapshot.
+func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) error {
+	rows, err := s.rdb.QueryContext(ctx, `
+		SELECT DISTINCT m.entity_id, m.chunk_id, m.doc_id
+		FROM entity_mentions m JOIN documents d ON d.id = m.doc_id
+		WHERE d.status = 'done'`)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m store.Mention
+		if err := rows.Scan(&m.EntityID, &m.ChunkID, &m.DocID); err != nil {
+			return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
+	}
+	return nil
+}
+
+// GraphVersion is the store's write generation, which every write and
+// delete bumps whichever process made it, with the number of done documents,
+// which a status change moves. Both are index reads.
+func (s *Store) GraphVersion(ctx context.Context) (string, error) {
+	var gen, done int64
+	err := s.rdb.QueryRowContext(ctx, `SELECT
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'),
+		(SELECT count(*) FROM documents WHERE status = 'done')`).Scan(&gen, &done)
+	if err != nil {
+		return "", fmt.Errorf("sqlite store %s: graph version: %w", s.path, err)
+	}
+	return strconv.FormatInt(gen, 10) + "/" + strconv.FormatInt(done, 10), nil
+}

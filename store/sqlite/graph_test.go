@@ -1,0 +1,12 @@
+package sqlite
+
+import (
+	"testing"
+
+	"docgraph/store"
+	"docgraph/store/storetest"
+)
+
+func TestGraphScanner(t *testing.T) {
+	storetest.RunGraphScanner(t, func(t *testing.T) store.Store { return openTemp(t, storetest.Options()) })
+}

@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"docgraph/store"
+)
+
+var _ store.KGScanner = (*Store)(nil)
+
+// ScanEntities calls fn for every entity (id, name, type, mentions), in
+// entity id order, from one snapshot.
+func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) error {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, type, mentions FROM entities ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: scan entities: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e store.Entity
+		if err := rows.Scan(&e.ID, &e.Name, &e.Type, &e.Mentions); err != nil {
+			return fmt.Errorf("sqlite store %s: scan entities: %w", s.path, err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite store %s: scan entities: %w", s.path, err)
+	}
+	return nil
+}
+
+// ScanRelations calls fn for every stored relation (id, endpoints, type,
+// weight), in relation id order, from one snapshot. The relations table
+// only ever holds relations whose two endpoints exist.
+func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error) error {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, source_id, target_id, type, weight FROM relations ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r store.Relation
+		if err := rows.Scan(&r.ID, &r.SourceID, &r.TargetID, &r.Type, &r.Weight); err != nil {
+			return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
+	}
+	return nil
+}
+
+// RelationChunks returns the chunks each relation's mentions name, sorted.
+func (s *Store) RelationChunks(ctx context.Context, relationIDs []string) (map[string][]string, error) {
+	ids := unique(relationIDs)
+	out := make(map[string][]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	in, args := inList(ids)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT DISTINCT relation_id, chunk_id FROM relation_mentions
+		WHERE relation_id IN `+in+` ORDER BY relation_id, chunk_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: chunks of %d relations: %w", s.path, len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rel, chunk string
+		if err := rows.Scan(&rel, &chunk); err != nil {
+			return nil, fmt.Errorf("sqlite store %s: chunks of %d relations: %w", s.path, len(ids), err)
+		}
+		out[rel] = append(out[rel], chunk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: chunks of %d relations: %w", s.path, len(ids), err)
+	}
+	return out, nil
+}
