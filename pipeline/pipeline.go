@@ -424,8 +424,9 @@ func PathID(path string) string {
 }
 
 // Walk expands files and folders (recursively) into the supported files under
-// them, sorted, with absolute paths. Hidden files and folders are skipped in
-// folders; a named file that is not supported is reported as a failure.
+// them, sorted, with absolute paths. Inside folders, hidden files, editors'
+// scratch files and whatever .docgraphignore files exclude are skipped; a
+// named file that is not supported is reported as a failure.
 func Walk(paths []string) ([]string, []FileResult, error) {
 	seen := map[string]bool{}
 	var files []string
@@ -451,6 +452,10 @@ func Walk(paths []string) ([]string, []FileResult, error) {
 			}
 			continue
 		}
+		ig, err := NewIgnore([]string{abs})
+		if err != nil {
+			return nil, nil, err
+		}
 		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				failures = append(failures, FileResult{Path: path, Outcome: Failed, Error: err.Error()})
@@ -459,7 +464,7 @@ func Walk(paths []string) ([]string, []FileResult, error) {
 				}
 				return nil
 			}
-			if path != abs && strings.HasPrefix(d.Name(), ".") {
+			if path != abs && ig.Skip(path, d.IsDir()) {
 				if d.IsDir() {
 					return fs.SkipDir
 				}

@@ -56,6 +56,10 @@ func TestIngestIsIncrementalAndRepairs(t *testing.T) {
 	write(t, filepath.Join(docs, "binary.txt"), "abc\x00\x01\x02def")
 	write(t, filepath.Join(docs, ".hidden.md"), "# Hidden\n\nNot ingested.")
 	write(t, filepath.Join(docs, "notes.csv"), "a,b") // unsupported in a folder: skipped silently
+	write(t, filepath.Join(docs, ".docgraphignore"), "drafts/\n*.tmp.md\n")
+	write(t, filepath.Join(docs, "drafts", "wip.md"), "# WIP\n\nIgnored by .docgraphignore.")
+	write(t, filepath.Join(docs, "x.tmp.md"), "# Tmp\n\nIgnored too.")
+	write(t, filepath.Join(docs, "ada.md~"), "editor backup")
 
 	p, st := newPipeline(t, filepath.Join(dir, "g.db"), pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8})
 	sum, err := p.Ingest(ctx, []string{docs}, pipeline.Options{})
