@@ -27,6 +27,10 @@ const (
 	Summarize = "summarize"
 	Keywords  = "keywords"
 	Answer    = "answer"
+	// PathsSelect and PathsAnswer are path retrieval's LLM scorer / fine
+	// filter (GraphRAG-FI) and its answer prompt with priority paths.
+	PathsSelect = "paths_select"
+	PathsAnswer = "paths_answer"
 )
 
 // DefaultEntityTypes are the entity types the extraction prompt asks for when

@@ -7,7 +7,7 @@ import (
 )
 
 func TestEveryTemplateHasATest(t *testing.T) {
-	want := []string{Answer, Continue, Extract, Judge, Keywords, Summarize}
+	want := []string{Answer, Continue, Extract, Judge, Keywords, PathsAnswer, PathsSelect, Summarize}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v (add a render test for each new prompt)", got, want)
 	}
@@ -125,5 +125,30 @@ func TestRenderErrors(t *testing.T) {
 				t.Fatalf("Render(%q) error = %v, want one mentioning %q", tt.prompt, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestRenderPathPrompts(t *testing.T) {
+	paths := []string{"Alice -[works_at]-> Acme", "Acme -[located_in]-> Berlin"}
+	sel, err := Render(PathsSelect, map[string]any{"Question": "Where does Alice work?", "Paths": paths, "Ranked": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Where does Alice work?", "1. Alice -[works_at]-> Acme", "2. Acme -[located_in]-> Berlin", "most to least useful", "NONE"} {
+		if !strings.Contains(sel, want) {
+			t.Errorf("paths_select lacks %q:\n%s", want, sel)
+		}
+	}
+	ans, err := Render(PathsAnswer, map[string]any{"Question": "Q?", "Priority": paths[:1], "Additional": paths[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi, add := strings.Index(ans, "High priority paths:"), strings.Index(ans, "Additional paths:")
+	if hi < 0 || add < hi || !strings.Contains(ans[hi:add], paths[0]) || !strings.Contains(ans[add:], paths[1]) {
+		t.Errorf("paths_answer must list priority paths before additional ones:\n%s", ans)
+	}
+	plain, _ := Render(PathsAnswer, map[string]any{"Question": "Q?", "Priority": paths})
+	if strings.Contains(plain, "High priority") || strings.Contains(plain, "<no value>") {
+		t.Errorf("without additional paths there are no priority headings:\n%s", plain)
 	}
 }

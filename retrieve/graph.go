@@ -216,15 +216,25 @@ func (pg *passageGraph) seedWeights(entities map[string]float64) map[int]float64
 
 // rankChunks runs PPR from the seeds and returns chunk ids by score, best
 // first, at most k of them.
-func (pg *passageGraph) rankChunks(seeds map[int]float64, damping float64, k int) []scoredID {
+// With eps > 0 it uses the forward-push approximation, touching only the
+// seeds' neighbourhood; otherwise exact power iteration.
+func (pg *passageGraph) rankChunks(seeds map[int]float64, damping, eps float64, k int) []scoredID {
 	if len(seeds) == 0 {
 		return nil
 	}
-	scores := graphalg.PPR(pg.g, seeds, damping, 1e-7, 60)
 	out := make([]scoredID, 0, 64)
-	for n := range pg.chunks {
-		if scores[n] > 0 {
-			out = append(out, scoredID{ID: pg.chunks[n], Score: scores[n]})
+	if eps > 0 {
+		for n, s := range graphalg.PPRPush(pg.g, seeds, damping, eps) {
+			if pg.isChunk(n) && s > 0 {
+				out = append(out, scoredID{ID: pg.chunks[n], Score: s})
+			}
+		}
+	} else {
+		scores := graphalg.PPR(pg.g, seeds, damping, 1e-7, 60)
+		for n := range pg.chunks {
+			if scores[n] > 0 {
+				out = append(out, scoredID{ID: pg.chunks[n], Score: scores[n]})
+			}
 		}
 	}
 	sortScored(out)

@@ -202,7 +202,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 				if cfg.SeedPassages > 0 && len(seeds) > 0 {
 					addPassageSeeds(pg, seeds, ftHits, cfg.SeedPassages)
 				}
-				pprRanked = pg.rankChunks(seeds, cfg.Damping, cfg.Candidates)
+				pprRanked = pg.rankChunks(seeds, cfg.Damping, cfg.PushEpsilon, cfg.Candidates)
 				return nil
 			})
 		})

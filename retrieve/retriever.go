@@ -48,6 +48,9 @@ type Config struct {
 	FactThreshold float64 // facts below this cosine are dropped (0.25) ...
 	MinFacts      int     // ... but the best MinFacts are always kept (3)
 	Damping       float64 // PPR: probability of following an edge (0.5)
+	// PushEpsilon > 0 ranks by the forward-push approximation of PPR with
+	// this residual threshold instead of exact power iteration.
+	PushEpsilon float64
 	// SeedPassages seeds PPR with the top full-text passages too, with this
 	// share of the total seed weight (HippoRAG 2's passage nodes); 0 is off.
 	SeedPassages float64

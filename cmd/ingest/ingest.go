@@ -39,6 +39,8 @@ type ingestOptions struct {
 	Watch           bool
 	Debounce        time.Duration
 	ShutdownTimeout time.Duration
+	// KGTriples are subject|relation|object files to import (see kg.go).
+	KGTriples []string
 }
 
 // errSomeFailed makes the exit status 2 when some documents failed but the run completed.
@@ -65,7 +67,7 @@ or as a key in docgraph.yaml (e.g. chunk-tokens: 512).
 
 Exit status: 0 when every file was ingested, 2 when some files failed (the
 others were still ingested), 1 when the run itself failed.`,
-		Args:          cobra.MinimumNArgs(1),
+		Args:          pathsOrKG,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,6 +93,7 @@ others were still ingested), 1 when the run itself failed.`,
 	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = fs.MarkHidden("cpuprofile")
 	addWatchFlags(fs, opts)
+	addKGFlags(fs, opts)
 	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io))
 	return cmd
 }
@@ -120,6 +123,11 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	p, err := pipeline.New(opts.Settings, models, st)
 	if err != nil {
 		return err
+	}
+	if len(opts.KGTriples) > 0 {
+		if done, err := importKG(ctx, opts, io, p); done || err != nil {
+			return err
+		}
 	}
 	sd := newShutdown(ctx, opts.ShutdownTimeout)
 	defer sd.close()

@@ -35,6 +35,8 @@ type evalOptions struct {
 	Embedder    string
 	JSON        bool
 	Retrieval   retrievalFlags
+	MetaQA      metaqaFlags // --metaqa (paths.go)
+	Paths       pathFlags
 }
 
 func newEvalCmd(io streams) *cobra.Command {
@@ -78,10 +80,15 @@ tools/bm25_baseline.py are there, that script's numbers measured in the same run
 	fs.StringVar(&opts.Embedder, "embedder", "hash", "embedder: hash[:DIM] (offline)")
 	fs.BoolVar(&opts.JSON, "json", false, "print the reports as JSON")
 	opts.Retrieval.add(fs)
+	opts.MetaQA.add(fs)
+	opts.Paths.add(fs)
 	return cmd
 }
 
 func runEval(ctx context.Context, opts *evalOptions, io streams) error {
+	if opts.MetaQA.Dir != "" {
+		return runMetaQA(ctx, opts, io)
+	}
 	if len(opts.Datasets) == 0 {
 		return errors.New("--dataset is required")
 	}

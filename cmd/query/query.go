@@ -77,6 +77,7 @@ type queryOptions struct {
 	JSON        bool
 	ContextOnly bool
 	Retrieval   retrievalFlags
+	Paths       pathFlags // --mode path (paths.go)
 }
 
 func newRootCmd(io streams) *cobra.Command {
@@ -93,6 +94,8 @@ func newRootCmd(io streams) *cobra.Command {
   global  LightRAG high level: keywords -> relations -> entities and chunks
   hybrid  local and global merged
   naive   full-text and vector chunk search only
+  path    reasoning paths (Entity -[relation]-> Entity) by LEGO-GraphRAG
+          modules chosen with --paths, e.g. se=ppr,pf=beam:bm25,pr=emb
 
 With --llm the answer streams to the terminal, citing passages as [n], and
 a sources list follows; without one the ranked passages are printed.
@@ -123,6 +126,7 @@ Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.`,
 	fs.BoolVar(&opts.JSON, "json", false, "print answer, sources, passages, graph context and stage timings as JSON")
 	fs.BoolVar(&opts.ContextOnly, "context-only", false, "print only the assembled context")
 	opts.Retrieval.add(fs)
+	opts.Paths.add(fs)
 	cmd.AddCommand(newEvalCmd(io))
 	return cmd
 }
@@ -136,6 +140,9 @@ type output struct {
 }
 
 func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
+	if opts.Mode == modePath {
+		return runPathQuery(ctx, opts, io)
+	}
 	if strings.TrimSpace(opts.Question) == "" {
 		return fmt.Errorf("empty question")
 	}

@@ -22,8 +22,8 @@ func ShortestPaths(g *MultiGraph, src int, targets []int, allowed []bool, maxHop
 	dist := bfs(g, int32(src), allowed, maxHop)
 	var out []Path
 	for _, t := range targets {
-		d, ok := dist[int32(t)]
-		if !ok || d == 0 {
+		d := int(dist[t])
+		if d <= 0 {
 			continue
 		}
 		budget := perTarget
@@ -38,18 +38,26 @@ func ShortestPaths(g *MultiGraph, src int, targets []int, allowed []bool, maxHop
 	return out
 }
 
-// bfs returns the hop distance from src to every allowed node within maxHop.
-func bfs(g *MultiGraph, src int32, allowed []bool, maxHop int) map[int32]int {
-	dist := map[int32]int{src: 0}
+// bfs returns the hop distance from src to every allowed node within
+// maxHop, -1 for the others.
+func bfs(g *MultiGraph, src int32, allowed []bool, maxHop int) []int8 {
+	if maxHop > 127 {
+		maxHop = 127
+	}
+	dist := make([]int8, g.NumNodes())
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[src] = 0
 	frontier := []int32{src}
 	for d := 1; d <= maxHop && len(frontier) > 0; d++ {
 		var next []int32
 		for _, u := range frontier {
 			for _, s := range g.Steps(int(u)) {
-				if _, seen := dist[s.To]; seen || !allows(allowed, s.To) {
+				if dist[s.To] >= 0 || !allows(allowed, s.To) {
 					continue
 				}
-				dist[s.To] = d
+				dist[s.To] = int8(d)
 				next = append(next, s.To)
 			}
 		}
@@ -60,7 +68,7 @@ func bfs(g *MultiGraph, src int32, allowed []bool, maxHop int) map[int32]int {
 
 // appendShortest appends up to budget (0: all) shortest paths src..t by
 // walking back from t through nodes one hop nearer to src.
-func appendShortest(g *MultiGraph, dist map[int32]int, src, t int32, d, budget int, out []Path) []Path {
+func appendShortest(g *MultiGraph, dist []int8, src, t int32, d, budget int, out []Path) []Path {
 	rev := make([]Step, d) // rev[i] is the step taken at hop i
 	found := 0
 	var walk func(v int32, hop int) bool
@@ -71,7 +79,7 @@ func appendShortest(g *MultiGraph, dist map[int32]int, src, t int32, d, budget i
 			return budget > 0 && found >= budget
 		}
 		for _, s := range g.Steps(int(v)) {
-			if du, ok := dist[s.To]; !ok || du != hop-1 {
+			if int(dist[s.To]) != hop-1 {
 				continue
 			}
 			// s walks v -> u; the path walks u -> v along the same edge.

@@ -26,6 +26,7 @@ type KG struct {
 
 	walkerOnce sync.Once
 	walker     *graphalg.Walker
+	pushers    sync.Pool // of *graphalg.Pusher, one per concurrent query
 
 	ids   []string         // node -> entity id
 	names []string         // node -> display name
@@ -118,6 +119,8 @@ func (b *kgBuilder) build() *KG {
 	}
 	b.kg.multi = mb.Build()
 	b.kg.und = b.kg.multi.Undirected()
+	und := b.kg.und
+	b.kg.pushers.New = func() any { return graphalg.NewPusher(und) }
 	return b.kg
 }
 

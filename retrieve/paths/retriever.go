@@ -186,7 +186,7 @@ func WithPathLimits(perTarget, maxPaths int) Option {
 }
 
 // WithPerEnd makes refinement keep at most n paths that end at the same
-// entity (0, the default, keeps all): several paths to one entity crowd
+// entity (default 1; 0 keeps all): several paths to one entity crowd
 // other entities out of the top k.
 func WithPerEnd(n int) Option { return func(r *Retriever) { r.perEnd = n } }
 
@@ -216,7 +216,7 @@ func New(kg *KG, spec Spec, opts ...Option) (*Retriever, error) {
 	r := &Retriever{
 		kg: kg, spec: spec,
 		maxEnt: 1000, damping: 0.8, tol: 1e-9, maxIter: 200, pushEps: 1e-6, walks: 20000, pruneKeep: 0.5,
-		maxHop: 3, width: 8, topK: 64, perTarget: 8, maxPaths: 10000,
+		maxHop: 3, width: 8, topK: 64, perTarget: 8, maxPaths: 10000, perEnd: 1,
 	}
 	for _, o := range opts {
 		o(r)
@@ -394,7 +394,14 @@ func (r *Retriever) Extract(ctx context.Context, question string, seeds []int) (
 			dense := graphalg.PPR(g, seedW, r.damping, r.tol, r.maxIter)
 			return r.keep(ctx, question, seeds, topDense(dense, r.maxEnt))
 		}
-		scores = graphalg.PPRPush(g, seedW, r.damping, r.pushEps)
+		push := r.kg.pushers.Get().(*graphalg.Pusher)
+		found := push.PPR(seedW, r.damping, r.pushEps)
+		r.kg.pushers.Put(push)
+		ranked := make([]scored, len(found))
+		for i, f := range found {
+			ranked[i] = scored{int(f.Node), f.Score}
+		}
+		return r.keep(ctx, question, seeds, topOf(ranked, r.maxEnt))
 	case "rwr":
 		scores = r.kg.walk().RWR(seeds, r.damping, r.walks, 1)
 	case "ego", "none":
@@ -656,11 +663,17 @@ func (r *Retriever) refine(ctx context.Context, q *query, cands []candidate) ([]
 			sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
 		}
 	} else {
-		texts := make([]string, len(cands))
-		for i, c := range cands {
-			texts[i] = r.pathText(c.Path, q.named)
+		var scores []float64
+		var err error
+		if r.spec.PR.Has("triple") {
+			scores, err = r.tripleScores(ctx, q, r.scorers[method], cands)
+		} else {
+			texts := make([]string, len(cands))
+			for i, c := range cands {
+				texts[i] = r.pathText(c.Path, q.named)
+			}
+			scores, err = r.scorers[method].Score(ctx, q.question, texts)
 		}
-		scores, err := r.scorers[method].Score(ctx, q.question, texts)
 		if err != nil {
 			return nil, fmt.Errorf("path refinement (%s): %w", method, err)
 		}
@@ -685,6 +698,34 @@ func (r *Retriever) refine(ctx context.Context, q *query, cands []candidate) ([]
 		cands = cands[:r.topK]
 	}
 	return cands, nil
+}
+
+// tripleScores scores every distinct triple of the candidates once (the
+// collection a scorer normalises over is the triples) and ranks a path by
+// the mean of its triples' scores: triple-level scoring for refinement.
+func (r *Retriever) tripleScores(ctx context.Context, q *query, sc Scorer, cands []candidate) ([]float64, error) {
+	index := map[int32]int{}
+	var texts []string
+	for _, c := range cands {
+		for _, s := range c.Steps {
+			if _, ok := index[s.Edge]; !ok {
+				index[s.Edge] = len(texts)
+				texts = append(texts, r.kg.tripleText(int(s.Edge), q.named))
+			}
+		}
+	}
+	ts, err := sc.Score(ctx, q.question, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(cands))
+	for i, c := range cands {
+		for _, s := range c.Steps {
+			out[i] += ts[index[s.Edge]]
+		}
+		out[i] /= float64(len(c.Steps))
+	}
+	return out, nil
 }
 
 // render turns a graph path into its public form.

@@ -159,8 +159,19 @@ func parseModule(key, v string) (Module, error) {
 		if !prMethods[m.Method] {
 			return m, fmt.Errorf("pr=%s: unknown path refinement (have bm25, emb, llm, random, none)", m.Method)
 		}
-		if len(parts) > 1 {
-			return m, fmt.Errorf("pr=%s: refinement takes no options", v)
+		if m.Method == "none" || m.Method == "random" {
+			if len(parts) > 1 {
+				return m, fmt.Errorf("pr=%s: %s takes no options", v, m.Method)
+			}
+			return m, nil
+		}
+		for _, p := range parts[1:] {
+			if p != "triple" {
+				return m, fmt.Errorf("pr=%s: unknown option %q (flags: triple)", v, p)
+			}
+			if !m.Has(p) {
+				m.Flags = append(m.Flags, p)
+			}
 		}
 		return m, nil
 	default:

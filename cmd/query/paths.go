@@ -1,0 +1,556 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/tmc/langchaingo/embeddings"
+	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/eval"
+	"docgraph/pipeline"
+	"docgraph/retrieve/paths"
+	"docgraph/store"
+)
+
+// modePath is `query --mode path`: LEGO-GraphRAG reasoning paths.
+const modePath = "path"
+
+// pathFlags are path retrieval's knobs, shared by `query --mode path` and
+// `query eval --metaqa`. Flags another part of the command already
+// defines (--top-k, --damping) are read from there, with path retrieval's
+// own default when the user did not set them.
+type pathFlags struct {
+	fs *pflag.FlagSet
+
+	Specs       []string
+	MaxEnt      int
+	MaxHop      int
+	BeamWidth   int
+	MaxBeam     int
+	TopK        int
+	Damping     float64
+	Restart     float64
+	PushEps     float64
+	Triple      bool
+	Dynamic     bool
+	PerTarget   int
+	MaxPaths    int
+	PerEnd      int
+	Seeds       []string
+	Filter      string
+	FIThreshold float64
+	FICoarse    int
+}
+
+// Path retrieval's defaults where a shared flag has another meaning's default.
+const (
+	defaultPathTopK    = 64
+	defaultPathDamping = 0.8
+)
+
+func (f *pathFlags) add(fs *pflag.FlagSet) {
+	f.fs = fs
+	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.DefaultSpec+`; repeatable in eval)`)
+	fs.IntVar(&f.MaxEnt, "max-ent", 1000, "path mode: entities subgraph extraction keeps")
+	fs.IntVar(&f.MaxHop, "max-hop", 3, "path mode: longest path, in relations")
+	fs.IntVar(&f.BeamWidth, "beam-width", 8, "path mode: beam search width")
+	fs.IntVar(&f.MaxBeam, "max-beam", 0, "path mode: most paths dynamic pruning keeps per step (default 8x the width)")
+	fs.Float64Var(&f.Restart, "restart", 0, "path mode: PPR/RWR restart probability, 1-damping (default 0.2: damping 0.8 as LEGO-GraphRAG)")
+	fs.Float64Var(&f.PushEps, "push-eps", 1e-6, "path mode: approximate PPR's residual threshold per unit of degree")
+	fs.BoolVar(&f.Triple, "triple-scoring", false, "path mode: beam search scores only each step's new triple")
+	fs.BoolVar(&f.Dynamic, "dynamic-pruning", false, "path mode: beam search keeps candidates above the step's mean score")
+	fs.IntVar(&f.PerTarget, "per-target", 8, "path mode: shortest paths kept per target entity")
+	fs.IntVar(&f.MaxPaths, "max-paths", 10000, "path mode: candidate paths per seed entity")
+	fs.IntVar(&f.PerEnd, "per-end", 1, "path mode: refined paths kept per end entity (0: all)")
+	fs.StringArrayVar(&f.Seeds, "seed", nil, "path mode: start from this entity (repeatable; default: entities named in the question)")
+	fs.StringVar(&f.Filter, "filter", "", `path mode: "fi" filters paths with GraphRAG-FI (needs --llm)`)
+	fs.Float64Var(&f.FIThreshold, "fi-threshold", 0.5, "path mode: GraphRAG-FI coarse filter, share of the score range a path must reach")
+	fs.IntVar(&f.FICoarse, "fi-coarse", 40, "path mode: most paths the coarse filter passes to the LLM")
+	if fs.Lookup("top-k") == nil {
+		fs.IntVar(&f.TopK, "top-k", defaultPathTopK, "paths kept by refinement")
+	}
+	if fs.Lookup("damping") == nil {
+		fs.Float64Var(&f.Damping, "damping", defaultPathDamping, "PPR/RWR: probability of following an edge")
+	}
+}
+
+// topK is --top-k when set, else 64 (a shared --top-k counts passages).
+func (f *pathFlags) topK() int {
+	if fl := f.fs.Lookup("top-k"); fl != nil && fl.Changed {
+		n, _ := strconv.Atoi(fl.Value.String())
+		return n
+	}
+	return defaultPathTopK
+}
+
+// damping is 1-restart with --restart, --damping when set, else 0.8.
+func (f *pathFlags) damping() (float64, error) {
+	restart, damp := f.fs.Lookup("restart"), f.fs.Lookup("damping")
+	switch {
+	case restart.Changed && damp != nil && damp.Changed:
+		return 0, errors.New("--restart and --damping are the same knob (restart = 1 - damping); give one")
+	case restart.Changed:
+		if !(f.Restart > 0 && f.Restart <= 1) {
+			return 0, fmt.Errorf("--restart %v outside (0, 1]", f.Restart)
+		}
+		return 1 - f.Restart, nil
+	case damp != nil && damp.Changed:
+		return strconv.ParseFloat(damp.Value.String(), 64)
+	}
+	return defaultPathDamping, nil
+}
+
+func (f *pathFlags) specs() ([]paths.Spec, error) {
+	texts := f.Specs
+	if len(texts) == 0 {
+		texts = []string{paths.DefaultSpec}
+	}
+	out := make([]paths.Spec, len(texts))
+	for i, t := range texts {
+		s, err := paths.ParseSpec(t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// options turns the flags into retriever options.
+func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.Option, error) {
+	d, err := f.damping()
+	if err != nil {
+		return nil, err
+	}
+	opts := []paths.Option{
+		paths.WithMaxEnt(f.MaxEnt), paths.WithMaxHop(f.MaxHop), paths.WithBeamWidth(f.BeamWidth, f.MaxBeam),
+		paths.WithTopK(f.topK()), paths.WithDamping(d), paths.WithPushEpsilon(f.PushEps),
+		paths.WithPathLimits(f.PerTarget, f.MaxPaths), paths.WithPerEnd(f.PerEnd),
+		paths.WithEmbedder(emb),
+	}
+	if f.Triple {
+		opts = append(opts, paths.WithTripleScoring(true))
+	}
+	if f.Dynamic {
+		opts = append(opts, paths.WithDynamicPruning(true))
+	}
+	if model != nil {
+		opts = append(opts, paths.WithLLM(model, 0))
+	}
+	switch f.Filter {
+	case "":
+	case "fi":
+		opts = append(opts, paths.WithFI(f.FIThreshold, f.FICoarse))
+	default:
+		return nil, fmt.Errorf("--filter %q: unknown filter (have fi)", f.Filter)
+	}
+	return opts, nil
+}
+
+// pathOutput is the --json document of a path query.
+type pathOutput struct {
+	*paths.Result
+	Sources map[string]pathSource `json:"sources,omitempty"`
+	Answer  string                `json:"answer,omitempty"`
+}
+
+// pathSource says where a chunk a path came from lives.
+type pathSource struct {
+	DocPath string `json:"doc_path"`
+	Index   int    `json:"chunk_index"`
+}
+
+func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
+	if strings.TrimSpace(opts.Question) == "" {
+		return fmt.Errorf("empty question")
+	}
+	f := &opts.Paths
+	specs, err := f.specs()
+	if err != nil {
+		return err
+	}
+	if len(specs) > 1 {
+		return fmt.Errorf("--paths: give one spec to a query (eval takes several)")
+	}
+	emb, err := pipeline.NewEmbedder(opts.Settings.Embedder)
+	if err != nil {
+		return err
+	}
+	client, err := opts.Retrieval.model()
+	if err != nil {
+		return err
+	}
+	var model llms.Model
+	if client != nil {
+		defer client.Close()
+		model = client
+	}
+	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	scanner, ok := st.(store.KGScanner)
+	if !ok {
+		return fmt.Errorf("store %s cannot hand over its graph for path retrieval", store.Redact(opts.Settings.Store))
+	}
+	start := time.Now()
+	kg, err := paths.LoadKG(ctx, scanner)
+	if err != nil {
+		return err
+	}
+	loaded := time.Since(start)
+	popts, err := f.options(emb, model)
+	if err != nil {
+		return err
+	}
+	r, err := paths.New(kg, specs[0], append(popts, paths.WithProvenance(scanner))...)
+	if err != nil {
+		return err
+	}
+	seeds, err := pathSeeds(ctx, kg, st, f.Seeds, opts.Question)
+	if err != nil {
+		return err
+	}
+	res, err := r.Retrieve(ctx, opts.Question, seeds)
+	if err != nil {
+		return err
+	}
+	res.Timings["load_graph"] = loaded
+	priority, additional := res.Paths, []paths.Path(nil)
+	if res.Priority != nil || res.Additional != nil {
+		priority, additional = res.Priority, res.Additional
+	}
+	prompt, err := paths.AnswerPrompt(opts.Question, priority, additional)
+	if err != nil {
+		return err
+	}
+	if opts.ContextOnly {
+		fmt.Fprint(io.Out, prompt)
+		return nil
+	}
+	sources, err := chunkSources(ctx, st, res)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		out := pathOutput{Result: res, Sources: sources}
+		if model != nil && len(res.Paths) > 0 {
+			t := time.Now()
+			out.Answer, err = llms.GenerateFromSinglePrompt(ctx, model, prompt, llms.WithTemperature(0))
+			if err != nil {
+				return fmt.Errorf("answer: %w", err)
+			}
+			res.Timings["answer"] = time.Since(t)
+		}
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	printPaths(io, res, sources, priority, additional)
+	if model != nil && len(res.Paths) > 0 {
+		fmt.Fprintln(io.Out, "\nAnswer:")
+		answer, err := llms.GenerateFromSinglePrompt(ctx, model, prompt, llms.WithTemperature(0),
+			llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+				_, err := io.Out.Write(chunk)
+				return err
+			}))
+		if err != nil {
+			return fmt.Errorf("answer: %w", err)
+		}
+		if !strings.HasSuffix(answer, "\n") {
+			fmt.Fprintln(io.Out)
+		}
+	}
+	return nil
+}
+
+// pathSeeds resolves --seed names, or when none are given and the graph
+// links nothing in the question, asks the store's entity full-text search.
+func pathSeeds(ctx context.Context, kg *paths.KG, st store.Store, names []string, question string) ([]string, error) {
+	var ids []string
+	for _, n := range names {
+		node, ok := kg.Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("--seed %q: no such entity in the graph", n)
+		}
+		id, _ := kg.Entity(node)
+		ids = append(ids, id)
+	}
+	if len(ids) > 0 || len(kg.Link(question)) > 0 {
+		return ids, nil
+	}
+	hits, err := st.SearchEntitiesText(ctx, question, 3)
+	if err != nil {
+		return nil, fmt.Errorf("find the question's entities: %w", err)
+	}
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	return ids, nil
+}
+
+// chunkSources looks up the document and position of every chunk the
+// result's paths came from.
+func chunkSources(ctx context.Context, st store.Store, res *paths.Result) (map[string]pathSource, error) {
+	ids := res.Chunks()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	chunks, err := st.Chunks(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	docs := map[string]string{}
+	out := make(map[string]pathSource, len(chunks))
+	for _, c := range chunks {
+		p, ok := docs[c.DocID]
+		if !ok {
+			if d, err := st.Document(ctx, c.DocID); err == nil {
+				p = d.Path
+			}
+			docs[c.DocID] = p
+		}
+		out[c.ID] = pathSource{DocPath: p, Index: c.Index}
+	}
+	return out, nil
+}
+
+func printPaths(io streams, res *paths.Result, sources map[string]pathSource, priority, additional []paths.Path) {
+	var seeds []string
+	for _, s := range res.Seeds {
+		seeds = append(seeds, s.Name)
+	}
+	if len(seeds) == 0 {
+		fmt.Fprintln(io.Out, "no entity of the graph is named in the question (try --seed NAME)")
+		return
+	}
+	fmt.Fprintf(io.Out, "seeds: %s\n", strings.Join(seeds, ", "))
+	fmt.Fprintf(io.Out, "%s: %d entities in the subgraph, %d candidate paths, %d kept (%s)\n",
+		res.Spec, res.Subgraph, res.Candidates, len(res.Paths), res.Timings["total"].Round(100*time.Microsecond))
+	for _, n := range res.Notes {
+		fmt.Fprintln(io.Out, "note:", n)
+	}
+	list := func(title string, ps []paths.Path) {
+		if title != "" {
+			fmt.Fprintf(io.Out, "\n%s:\n", title)
+		} else {
+			fmt.Fprintln(io.Out)
+		}
+		for i, p := range ps {
+			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, p.Text)
+			// Chunks grouped by document, in path order.
+			var docs []string
+			byDoc := map[string][]string{}
+			for _, c := range p.Chunks() {
+				s, ok := sources[c]
+				if !ok {
+					continue
+				}
+				d := displayPath(s.DocPath)
+				if _, seen := byDoc[d]; !seen {
+					docs = append(docs, d)
+				}
+				byDoc[d] = append(byDoc[d], strconv.Itoa(s.Index))
+			}
+			var from []string
+			for _, d := range docs {
+				word := "chunk"
+				if len(byDoc[d]) > 1 {
+					word = "chunks"
+				}
+				from = append(from, fmt.Sprintf("%s %s %s", d, word, strings.Join(byDoc[d], ", ")))
+			}
+			if len(from) > 0 {
+				fmt.Fprintf(io.Out, "    from: %s\n", strings.Join(from, "; "))
+			}
+		}
+	}
+	if additional != nil || res.Priority != nil {
+		list("High priority paths", priority)
+		list("Additional paths", additional)
+		return
+	}
+	list("", priority)
+}
+
+// metaqaFlags are `query eval --metaqa`'s own flags.
+type metaqaFlags struct {
+	Dir  string
+	Hops []int
+}
+
+func (m *metaqaFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&m.Dir, "metaqa", "", "evaluate path retrieval on a MetaQA directory (kb.txt, {1,2,3}-hop/qa_dev.txt) instead of --dataset")
+	fs.IntSliceVar(&m.Hops, "hops", []int{1, 2, 3}, "MetaQA: hop counts to evaluate")
+}
+
+// runMetaQA imports the MetaQA KB into a store (reused from --store-dir
+// when it already holds it), evaluates every --paths spec on the first
+// --questions questions of each hop count, and with --baseline igraph
+// compares PPR with igraph's on the same questions.
+func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
+	m := opts.MetaQA
+	for _, b := range opts.Baselines {
+		if b != "igraph" {
+			return fmt.Errorf("unknown baseline %q for --metaqa (available: igraph)", b)
+		}
+	}
+	specs, err := opts.Paths.specs()
+	if err != nil {
+		return err
+	}
+	kb := filepath.Join(m.Dir, "kb.txt")
+	limit := opts.Questions
+	if limit <= 0 {
+		limit = 200
+	}
+	qs, err := eval.LoadMetaQA(m.Dir, m.Hops, limit)
+	if err != nil {
+		return err
+	}
+	emb, err := pipeline.NewEmbedder(opts.Embedder)
+	if err != nil {
+		return err
+	}
+	client, err := opts.Retrieval.model()
+	if err != nil {
+		return err
+	}
+	var model llms.Model
+	if client != nil {
+		defer client.Close()
+		model = client
+	}
+	dir := opts.StoreDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "docgraph-metaqa-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
+	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	start := time.Now()
+	r := (&pipeline.Pipeline{Store: st, Embedder: emb}).ImportTriples(ctx, kb)
+	if r.Outcome == pipeline.Failed {
+		return errors.New(r.Error)
+	}
+	fmt.Fprintf(io.Err, "metaqa: kb %s %s (%s)\n", r.Outcome, kb, time.Since(start).Round(time.Millisecond))
+	scanner := st.(store.KGScanner)
+	start = time.Now()
+	kg, err := paths.LoadKG(ctx, scanner)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Err, "metaqa: graph of %d entities and %d relations loaded in %s\n", kg.NumEntities(), kg.NumRelations(), time.Since(start).Round(time.Millisecond))
+	popts, err := opts.Paths.options(emb, model)
+	if err != nil {
+		return err
+	}
+	var reports []*eval.MetaQAReport
+	for _, spec := range specs {
+		r, err := paths.New(kg, spec, popts...)
+		if err != nil {
+			return err
+		}
+		for _, h := range m.Hops {
+			rep, err := eval.EvaluateMetaQA(ctx, r, qs[h])
+			if err != nil {
+				return err
+			}
+			rep.TopK = opts.Paths.topK()
+			fmt.Fprintf(io.Err, "metaqa %s %d-hop: hit %.1f recall %.1f hits@1 %.1f p50 %s\n", rep.Spec, h, rep.Hit, rep.Recall, rep.Hits1, rep.P50.Round(100*time.Microsecond))
+			reports = append(reports, rep)
+		}
+	}
+	var ppr []*eval.PPRReport
+	var baseline []string
+	if len(opts.Baselines) > 0 {
+		ppr, baseline, err = comparePPR(ctx, opts, kb, qs, io)
+		if err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"metaqa": reports, "ppr": ppr, "igraph_baseline": baseline})
+	}
+	fmt.Fprintf(io.Out, "MetaQA dev, first %d questions per hop count, top-%d paths\n", limit, opts.Paths.topK())
+	if err := eval.WriteMetaQATable(io.Out, reports); err != nil {
+		return err
+	}
+	if len(ppr) > 0 {
+		fmt.Fprintf(io.Out, "\nPersonalized PageRank vs igraph PRPACK (damping %.2f, top-100, push eps %g):\n", ppr[0].Damping, ppr[0].PushEps)
+		eval.WritePPRTable(io.Out, ppr)
+		for _, b := range baseline {
+			fmt.Fprintln(io.Out, "baseline script:", b)
+		}
+	}
+	return nil
+}
+
+// comparePPR runs igraph (the shared baseline script, then the same PPR
+// returning its top nodes) and docgraph's exact and push PPR on the same
+// graph and questions, one after the other in this process's session.
+func comparePPR(ctx context.Context, opts *evalOptions, kb string, qs map[int][]eval.MetaQAQuestion, io streams) ([]*eval.PPRReport, []string, error) {
+	python := eval.FindIgraphPython()
+	if python == "" {
+		return nil, nil, errors.New("--baseline igraph needs python3 with python-igraph (apt-get install python3-igraph)")
+	}
+	f, err := os.Open(kb)
+	if err != nil {
+		return nil, nil, err
+	}
+	kg, err := paths.ReadTriples(f, paths.WithExactNames())
+	f.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := opts.Paths.damping()
+	if err != nil {
+		return nil, nil, err
+	}
+	script := eval.FindIgraphBaseline(opts.MetaQA.Dir)
+	var reports []*eval.PPRReport
+	var lines []string
+	for _, h := range opts.MetaQA.Hops {
+		qa := filepath.Join(opts.MetaQA.Dir, fmt.Sprintf("%d-hop", h), "qa_dev.txt")
+		n := len(qs[h])
+		if script != "" && d == 0.8 {
+			line, err := eval.RunIgraphBaseline(ctx, python, script, kb, qa, n, 100)
+			if err != nil {
+				return nil, nil, err
+			}
+			lines = append(lines, fmt.Sprintf("%d-hop: %s", h, line))
+		}
+		tops, err := eval.RunIgraphTop(ctx, python, kb, qa, n, 100, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep, err := eval.ComparePPR(kg, qs[h], tops, 100, d, 1e-10, opts.Paths.PushEps)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(io.Err, "ppr %d-hop: igraph %.1f ms, exact %.1f ms, push %.2f ms; top-100 overlap exact %.3f push %.3f\n",
+			h, rep.IgraphMS, rep.ExactMS, rep.PushMS, rep.Overlap, rep.PushOverlap)
+		reports = append(reports, rep)
+	}
+	return reports, lines, nil
+}
