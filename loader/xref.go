@@ -100,12 +100,17 @@ func (x *xrefWalk) table(lx *lexer) (int64, error) {
 // sections are read first and win, as in the library.
 func (x *xrefWalk) stream(lx *lexer) (int64, error) {
 	dict, raw, ok := lx.streamObject()
-	if !ok || dict["Type"] != pdfName("XRef") {
+	if dict == nil || dict["Type"] != pdfName("XRef") {
 		return -1, nil
 	}
+	// The library sizes its table from /Size even when it cannot read the
+	// stream body (a missing or wrong /Length), so the bound comes first.
 	size, _ := dict["Size"].(int64)
 	if size < 0 || size > x.limit {
 		return -1, fmt.Errorf("xref stream /Size %d is beyond any real object count", size)
+	}
+	if !ok {
+		return -1, nil
 	}
 	wArr, _ := dict["W"].(pdfArray)
 	var w []int
