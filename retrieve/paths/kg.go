@@ -136,13 +136,11 @@ func LoadKG(ctx context.Context, st store.KGScanner) (*KG, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("load graph: %w", err)
 	}
-	skipped := 0
 	if err := st.ScanRelations(ctx, func(r store.Relation) error {
 		u, ok1 := b.kg.index[r.SourceID]
 		v, ok2 := b.kg.index[r.TargetID]
 		if !ok1 || !ok2 {
 			// Written between the two scans: the next load sees it whole.
-			skipped++
 			return nil
 		}
 		b.edge(r.ID, r.Type, u, v)

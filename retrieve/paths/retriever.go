@@ -149,7 +149,8 @@ func WithTolerance(tol float64, maxIter int) Option {
 }
 
 // WithPushEpsilon sets approximate PPR's residual threshold per unit of
-// degree (default 1e-6): smaller is closer to exact and slower.
+// degree (default 2e-6): smaller is closer to exact and slower. Scores are
+// push estimates plus the share of each node's own residual it keeps.
 func WithPushEpsilon(eps float64) Option { return func(r *Retriever) { r.pushEps = eps } }
 
 // WithWalks sets how many random walks RWR samples per seed (default 20000).
@@ -215,7 +216,7 @@ func WithFI(threshold float64, maxCoarse int) Option {
 func New(kg *KG, spec Spec, opts ...Option) (*Retriever, error) {
 	r := &Retriever{
 		kg: kg, spec: spec,
-		maxEnt: 1000, damping: 0.8, tol: 1e-9, maxIter: 200, pushEps: 1e-6, walks: 20000, pruneKeep: 0.5,
+		maxEnt: 1000, damping: 0.8, tol: 1e-9, maxIter: 200, pushEps: 2e-6, walks: 20000, pruneKeep: 0.5,
 		maxHop: 3, width: 8, topK: 64, perTarget: 8, maxPaths: 10000, perEnd: 1,
 	}
 	for _, o := range opts {
@@ -399,7 +400,7 @@ func (r *Retriever) Extract(ctx context.Context, question string, seeds []int) (
 		r.kg.pushers.Put(push)
 		ranked := make([]scored, len(found))
 		for i, f := range found {
-			ranked[i] = scored{int(f.Node), f.Score}
+			ranked[i] = scored{int(f.Node), f.Score + (1-r.damping)*f.Residual}
 		}
 		return r.keep(ctx, question, seeds, topOf(ranked, r.maxEnt))
 	case "rwr":

@@ -26,7 +26,10 @@ type Scorer interface {
 // of one call as the collection: a relation word that every candidate path
 // shares counts for little, one that sets a few apart counts for much.
 // Words are lower-cased, stop words dropped and suffixes lightly stripped,
-// so "directors" meets "directed_by" and "acted" meets "starred_actors".
+// so "directors" meets "directed_by" and "acted" meets "starred_actors"; a
+// question word that is a compound of a text word matches it
+// ("screenwriter" meets "written_by"); a word counts once per text, so a
+// path does not score for repeating a relation.
 type BM25 struct {
 	K1, B float64 // 1.2 and 0.75 when zero
 }
