@@ -177,12 +177,12 @@ func ComparePPR(kg *paths.KG, qs []MetaQAQuestion, tops []IgraphTop, topN int, d
 
 		start := time.Now()
 		dense := graphalg.PPR(g, seeds, damping, tol, 10000)
-		exact := topNodes(dense, nil, topN)
+		exact := topNodes(dense, nil, damping, topN)
 		exactT = append(exactT, ms64(time.Since(start)))
 
 		start = time.Now()
 		found := push.PPR(seeds, damping, eps)
-		approx := topNodes(nil, found, topN)
+		approx := topNodes(nil, found, damping, topN)
 		pushT = append(pushT, ms64(time.Since(start)))
 		igT = append(igT, t.MS)
 
@@ -252,9 +252,10 @@ func ComparePPR(kg *paths.KG, qs []MetaQAQuestion, tops []IgraphTop, topN int, d
 	return rep, nil
 }
 
-// topNodes returns the n best nodes of a dense vector or a sparse list,
-// ties by node index (igraph's order among equal scores).
-func topNodes(dense []float64, sparse []graphalg.NodeScore, n int) []int {
+// topNodes returns the n best nodes of a dense vector or a push's list
+// (ranked as path retrieval ranks them, residual share included), ties by
+// node index (igraph's order among equal scores).
+func topNodes(dense []float64, sparse []graphalg.NodeScore, damping float64, n int) []int {
 	type ns struct {
 		node  int
 		score float64
@@ -270,7 +271,7 @@ func topNodes(dense []float64, sparse []graphalg.NodeScore, n int) []int {
 	} else {
 		all = make([]ns, len(sparse))
 		for i, s := range sparse {
-			all[i] = ns{int(s.Node), s.Score}
+			all[i] = ns{int(s.Node), s.Score + (1-damping)*s.Residual}
 		}
 	}
 	sort.Slice(all, func(i, j int) bool {

@@ -23,13 +23,11 @@ type GraphOptions struct {
 	// its document is titled by; MentionWeight that of every other mention.
 	// A title edge says the chunk is about the entity, not just naming it.
 	TitleWeight, MentionWeight float64
-	// SkipTypes lists entity types (comma-separated) left out of the graph.
-	SkipTypes string
 }
 
 // DefaultGraphOptions are the values tuned on the 2Wiki and MuSiQue sets.
 func DefaultGraphOptions() GraphOptions {
-	return GraphOptions{MaxEntityChunks: 40, TitleWeight: 2, MentionWeight: 1}
+	return GraphOptions{MaxEntityChunks: 40, TitleWeight: 4, MentionWeight: 1}
 }
 
 // docInfo is what a passage shows of its document.
@@ -103,28 +101,8 @@ func buildGraph(ctx context.Context, st store.Reader, gs store.GraphScanner, ver
 	if err != nil {
 		return nil, fmt.Errorf("load graph: %w", err)
 	}
-	skipType := map[string]bool{}
-	if o.SkipTypes != "" {
-		var all []string
-		for e := range pg.chunkCount {
-			all = append(all, e)
-		}
-		ents, err := st.Entities(ctx, all)
-		if err != nil {
-			return nil, fmt.Errorf("load graph: entity types: %w", err)
-		}
-		skip := map[string]bool{}
-		for _, t := range strings.Split(o.SkipTypes, ",") {
-			skip[strings.TrimSpace(t)] = true
-		}
-		for _, e := range ents {
-			if skip[e.Type] {
-				skipType[e.ID] = true
-			}
-		}
-	}
 	keep := func(e string) bool {
-		return !skipType[e] && (o.MaxEntityChunks <= 0 || pg.chunkCount[e] <= o.MaxEntityChunks)
+		return o.MaxEntityChunks <= 0 || pg.chunkCount[e] <= o.MaxEntityChunks
 	}
 	// Number entities in a stable order so equal stores give equal graphs.
 	var ents []string

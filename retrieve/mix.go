@@ -29,10 +29,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	if terms == "" {
 		terms = q
 	}
-	// Entity full-text search looks for the question's names (names weigh
-	// most in that index); without names, for its content words.
 	offline := OfflineKeywords(r.ner, q)
-	entityTerms := strings.Join(offline.Low, " ")
 
 	var vec []float32
 	if err := st.time("embed", func() (err error) {
@@ -58,28 +55,18 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	}
 
 	var (
-		kw        Keywords
-		ftHits    []store.ChunkHit
-		vecHits   []store.ChunkHit
-		factHits  []store.RelationHit
-		pg        *passageGraph
-		named     []store.Entity
-		textEnts  []store.EntityHit
-		graphErr  error
-		mentioned []string
+		kw                                     = offline
+		ftHits, vecHits                        []store.ChunkHit
+		factHits                               []store.RelationHit
+		pg                                     *passageGraph
+		named                                  []store.Entity
+		textEnts                               []store.EntityHit
+		mentionRanked, twoHopRanked, pprRanked []scoredID
+		rel1, rel2                             []store.Relation
 	)
+	// The searches that need only the question run beside the graph path,
+	// which goes entities -> seeds -> mentions, expansion and PageRank.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return st.time("keywords", func() error {
-			// A failed model call is not fatal: the offline keywords stand in.
-			if r.model == nil {
-				kw = offline
-				return nil
-			}
-			kw, _ = ExtractKeywords(gctx, r.model, r.ner, q)
-			return nil
-		})
-	})
 	g.Go(func() error {
 		return st.time("facts", func() (err error) {
 			factHits, err = r.store.SearchRelations(gctx, vec, cfg.FactTopK)
@@ -99,117 +86,68 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		})
 	})
 	g.Go(func() error {
-		return st.time("entities_fulltext", func() (err error) {
-			textEnts, err = r.store.SearchEntitiesText(gctx, entityTerms, cfg.MaxEntities)
-			return wrap("entity full-text search", err)
-		})
-	})
-	if gs, ok := r.store.(store.GraphScanner); ok {
-		g.Go(func() error {
-			_ = st.time("graph", func() error {
-				// Without the graph the other paths still answer.
-				pg, graphErr = r.graph.get(gctx, r.store, gs)
+		if r.model != nil {
+			_ = st.time("keywords", func() error {
+				// A failed model call is not fatal: the offline keywords stand in.
+				kw, _ = ExtractKeywords(gctx, r.model, r.ner, q)
 				return nil
 			})
-			return nil
+		}
+		if err := st.time("entities", func() (err error) {
+			named, textEnts, err = r.discover(gctx, nameCandidates(r.ner, q, kw), terms)
+			return err
+		}); err != nil {
+			return err
+		}
+		if gs, ok := r.store.(store.GraphScanner); ok {
+			_ = st.time("graph", func() error {
+				var err error
+				if pg, err = r.graph.get(gctx, r.store, gs); err != nil && gctx.Err() == nil {
+					pg = nil // without the graph the other paths still answer
+				}
+				return nil
+			})
+		}
+		seedEnts := seedEntities(pg, named, cfg.Graph.MaxEntityChunks)
+		mentioned := make([]string, 0, len(seedEnts))
+		for id := range seedEnts {
+			mentioned = append(mentioned, id)
+		}
+		sort.Strings(mentioned)
+		h, hctx := errgroup.WithContext(gctx)
+		h.Go(func() error {
+			return st.time("mentions", func() error {
+				ms, err := r.store.MentionsOf(hctx, mentioned, mentionLimit)
+				if err != nil {
+					return wrap("mentions", err)
+				}
+				counts := entityCounts(pg, named, nil)
+				mentionRanked = rankMentions(ms, func(id string) float64 {
+					return seedEnts[id] / float64(max(counts[id], 1))
+				})
+				return nil
+			})
 		})
-	}
+		h.Go(func() error {
+			return st.time("expand", func() (err error) {
+				rel1, rel2, twoHopRanked, err = r.expand(hctx, mentioned, seedEnts, pg)
+				return err
+			})
+		})
+		if pg != nil {
+			h.Go(func() error {
+				return st.time("ppr", func() error {
+					pprRanked = pg.rankChunks(pg.seedWeights(seedEnts), cfg.Damping, cfg.PushEpsilon, cfg.Candidates)
+					return nil
+				})
+			})
+		}
+		return h.Wait()
+	})
 	if err := g.Wait(); err != nil {
 		return err
-	}
-	if graphErr != nil && ctx.Err() != nil {
-		return graphErr
 	}
 	res.Keywords = &kw
-
-	// Entity discovery by name: the question's names (and the model's
-	// low-level keywords) are entity ids once normalised.
-	names := nameCandidates(r.ner, q, kw)
-	if err := st.time("entities_name", func() error {
-		ids := make([]string, 0, len(names))
-		for _, n := range names {
-			ids = append(ids, graphbuild.EntityID(n))
-		}
-		var err error
-		named, err = r.store.Entities(ctx, ids)
-		return wrap("entity lookup", err)
-	}); err != nil {
-		return err
-	}
-
-	chunkCount := func(e store.Entity) int {
-		if pg != nil {
-			if n, ok := pg.chunkCount[e.ID]; ok {
-				return n
-			}
-		}
-		return max(e.Mentions, 1)
-	}
-	specific := func(e store.Entity) bool {
-		return cfg.Graph.MaxEntityChunks <= 0 || chunkCount(e) <= cfg.Graph.MaxEntityChunks
-	}
-	// seedEnts weighs each found entity: 1 for a named one, less for a
-	// full-text hit, in proportion to its score against the best.
-	seedEnts := map[string]float64{}
-	for _, e := range named {
-		if specific(e) {
-			seedEnts[e.ID] = 1
-		}
-	}
-	if len(textEnts) > 0 && cfg.SeedFullText > 0 {
-		best := textEnts[0].Score
-		for _, h := range textEnts {
-			if _, ok := seedEnts[h.ID]; ok || !specific(h.Entity) || best <= 0 {
-				continue
-			}
-			seedEnts[h.ID] = cfg.SeedFullText * h.Score / best
-		}
-	}
-	for id := range seedEnts {
-		mentioned = append(mentioned, id)
-	}
-	sort.Strings(mentioned)
-
-	var (
-		mentionRanked, twoHopRanked, pprRanked []scoredID
-		rel1, rel2                             []store.Relation
-	)
-	g, gctx = errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return st.time("mentions", func() error {
-			ms, err := r.store.MentionsOf(gctx, mentioned, mentionLimit)
-			if err != nil {
-				return wrap("mentions", err)
-			}
-			counts := entityCounts(pg, named, textEnts)
-			mentionRanked = rankMentions(ms, func(id string) float64 {
-				return seedEnts[id] / float64(max(counts[id], 1))
-			})
-			return nil
-		})
-	})
-	g.Go(func() error {
-		return st.time("expand", func() error {
-			var err error
-			rel1, rel2, twoHopRanked, err = r.expand(gctx, mentioned, seedEnts, pg)
-			return err
-		})
-	})
-	if pg != nil {
-		g.Go(func() error {
-			return st.time("ppr", func() error {
-				seeds := pg.seedWeights(seedEnts)
-				if cfg.SeedPassages > 0 && len(seeds) > 0 {
-					addPassageSeeds(pg, seeds, ftHits, cfg.SeedPassages)
-				}
-				pprRanked = pg.rankChunks(seeds, cfg.Damping, cfg.PushEpsilon, cfg.Candidates)
-				return nil
-			})
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
 
 	w := cfg.Weights
 	f := NewFusion(cfg.RRFK)
@@ -253,6 +191,56 @@ func wrap(what string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// seedEntities weighs the entities the question names as PPR seeds (1
+// each), leaving out those too common to carry signal.
+func seedEntities(pg *passageGraph, named []store.Entity, maxChunks int) map[string]float64 {
+	seeds := map[string]float64{}
+	for _, e := range named {
+		n := max(e.Mentions, 1)
+		if pg != nil {
+			if c, ok := pg.chunkCount[e.ID]; ok {
+				n = c
+			}
+		}
+		if maxChunks <= 0 || n <= maxChunks {
+			seeds[e.ID] = 1
+		}
+	}
+	return seeds
+}
+
+// discover is entity discovery: each name is an entity id once normalised
+// (exact match). When no name matches exactly, the entity full-text index
+// looks for the names (or, with no names at all, for fallback: the
+// question's content words), finding partial and stemmed matches. Keeping
+// the full-text query for when exact matching fails keeps it off the common
+// path, where it would cost more than the rest of the query.
+func (r *Retriever) discover(ctx context.Context, names []string, fallback string) ([]store.Entity, []store.EntityHit, error) {
+	ids := make([]string, 0, len(names))
+	for _, n := range names {
+		ids = append(ids, graphbuild.EntityID(n))
+	}
+	named, err := r.store.Entities(ctx, ids)
+	if err != nil {
+		return nil, nil, wrap("entity lookup", err)
+	}
+	if len(named) > 0 {
+		return named, nil, nil
+	}
+	query := strings.Join(names, " ")
+	if len(names) == 0 {
+		query = fallback
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, nil, nil
+	}
+	hits, err := r.store.SearchEntitiesText(ctx, query, r.cfg.MaxEntities)
+	if err != nil {
+		return nil, nil, wrap("entity full-text search", err)
+	}
+	return nil, hits, nil
 }
 
 // nameCandidates are the names the question mentions (by the extractor)
@@ -381,25 +369,6 @@ func (r *Retriever) expand(ctx context.Context, entities []string, seeds map[str
 		return nil, nil, nil, err
 	}
 	return rel1, rel2, chunks, nil
-}
-
-// addPassageSeeds adds the top full-text passages as PPR seeds carrying a
-// share of the total seed weight, decaying with rank.
-func addPassageSeeds(pg *passageGraph, seeds map[int]float64, hits []store.ChunkHit, share float64) {
-	var total float64
-	for _, w := range seeds {
-		total += w
-	}
-	n := min(len(hits), 5)
-	var norm float64
-	for i := 0; i < n; i++ {
-		norm += 1 / float64(i+1)
-	}
-	for i := 0; i < n; i++ {
-		if c, ok := pg.chunkIdx[hits[i].ID]; ok {
-			seeds[c] += share * total * (1 / float64(i+1)) / norm
-		}
-	}
 }
 
 // filterFacts keeps facts scoring at least threshold, and the best min

@@ -51,14 +51,8 @@ type Config struct {
 	// PushEpsilon > 0 ranks by the forward-push approximation of PPR with
 	// this residual threshold instead of exact power iteration.
 	PushEpsilon float64
-	// SeedPassages seeds PPR with the top full-text passages too, with this
-	// share of the total seed weight (HippoRAG 2's passage nodes); 0 is off.
-	SeedPassages float64
-	// SeedFullText seeds PPR with the entities full-text search finds, with
-	// this weight against 1 for an entity the question names; 0 is off.
-	SeedFullText float64
-	Graph        GraphOptions
-	Weights      Weights
+	Graph       GraphOptions
+	Weights     Weights
 	// RRFK is the reciprocal-rank constant of mix's fusion (60 when 0):
 	// smaller makes the top ranks of each signal count more.
 	RRFK float64
@@ -73,9 +67,10 @@ func DefaultConfig() Config {
 	return Config{
 		TopK: 15, Candidates: 50, MaxEntities: 30, MaxRelations: 20,
 		FactTopK: 15, FactThreshold: 0.25, MinFacts: 3,
-		Damping: 0.5, SeedPassages: 0,
+		Damping: 0.5, PushEpsilon: 1e-6,
 		Graph:       DefaultGraphOptions(),
-		Weights:     Weights{FullText: 1, Vector: 0.5, Mentions: 0.5, TwoHop: 0.25, PPR: 2, Rerank: 0.25},
+		Weights:     Weights{FullText: 1, Vector: 0.05, Mentions: 0.05, TwoHop: 0.05, PPR: 2, Rerank: 0.3},
+		RRFK:        5,
 		CypherLimit: 25,
 	}
 }

@@ -59,13 +59,13 @@ const (
 
 func (f *pathFlags) add(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.DefaultSpec+`; repeatable in eval)`)
+	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.DefaultSpec+`; repeatable in eval); in path mode --top-k counts paths (default 64) and --damping defaults to 0.8`)
 	fs.IntVar(&f.MaxEnt, "max-ent", 1000, "path mode: entities subgraph extraction keeps")
 	fs.IntVar(&f.MaxHop, "max-hop", 3, "path mode: longest path, in relations")
 	fs.IntVar(&f.BeamWidth, "beam-width", 8, "path mode: beam search width")
 	fs.IntVar(&f.MaxBeam, "max-beam", 0, "path mode: most paths dynamic pruning keeps per step (default 8x the width)")
 	fs.Float64Var(&f.Restart, "restart", 0, "path mode: PPR/RWR restart probability, 1-damping (default 0.2: damping 0.8 as LEGO-GraphRAG)")
-	fs.Float64Var(&f.PushEps, "push-eps", 1e-6, "path mode: approximate PPR's residual threshold per unit of degree")
+	fs.Float64Var(&f.PushEps, "push-eps", 2e-6, "path mode: approximate PPR's residual threshold per unit of degree")
 	fs.BoolVar(&f.Triple, "triple-scoring", false, "path mode: beam search scores only each step's new triple")
 	fs.BoolVar(&f.Dynamic, "dynamic-pruning", false, "path mode: beam search keeps candidates above the step's mean score")
 	fs.IntVar(&f.PerTarget, "per-target", 8, "path mode: shortest paths kept per target entity")

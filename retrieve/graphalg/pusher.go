@@ -2,13 +2,18 @@ package graphalg
 
 import (
 	"fmt"
-	"os"
+	"sort"
 )
 
-// NodeScore is a node with a score.
+// NodeScore is a node with a score and, from a push, the residual mass
+// left on it. Score+(1-damping)*Residual is still a lower bound of the
+// exact score (the node keeps at least that share of its residual when it
+// is next pushed) and a closer one: hubs hold large residuals under a
+// threshold that grows with degree.
 type NodeScore struct {
-	Node  int32
-	Score float64
+	Node     int32
+	Score    float64
+	Residual float64
 }
 
 // Pusher runs forward push (the algorithm of PPRPush) over dense arrays it
@@ -38,8 +43,8 @@ func NewPusher(g *Graph) *Pusher {
 
 // PPR approximates Personalized PageRank from the seeds exactly as PPRPush
 // does (same damping, threshold eps times degree, FIFO order, dangling
-// mass back to the seeds) and returns every node with a positive estimate,
-// in the order they were first reached.
+// mass back to the seeds) and returns every node it reached, with its
+// estimate and its residual, in the order they were first reached.
 func (w *Pusher) PPR(seeds map[int]float64, damping, eps float64) []NodeScore {
 	checkDamping(damping)
 	if !(eps > 0) {
@@ -50,6 +55,9 @@ func (w *Pusher) PPR(seeds map[int]float64, damping, eps float64) []NodeScore {
 	if len(nodes) == 0 {
 		return nil
 	}
+	// Seeds in node order: the push order, and so the estimates, then do
+	// not depend on map iteration order.
+	sort.Sort(bySeed{nodes, weights})
 	w.reset()
 	p, r, queued, deg := w.p, w.r, w.queued, w.deg
 	add := func(u int32, mass float64) {
@@ -99,16 +107,9 @@ func (w *Pusher) PPR(seeds map[int]float64, damping, eps float64) []NodeScore {
 			head = -1
 		}
 	}
-	out := make([]NodeScore, 0, len(w.touched))
-	corr := os.Getenv("PUSHCORR") != ""
-	for _, u := range w.touched {
-		if corr {
-			out = append(out, NodeScore{u, w.p[u] + (1-damping)*w.r[u]})
-			continue
-		}
-		if w.p[u] > 0 {
-			out = append(out, NodeScore{u, w.p[u]})
-		}
+	out := make([]NodeScore, len(w.touched))
+	for i, u := range w.touched {
+		out[i] = NodeScore{Node: u, Score: p[u], Residual: r[u]}
 	}
 	return out
 }
@@ -118,4 +119,16 @@ func (w *Pusher) reset() {
 		w.p[u], w.r[u], w.queued[u] = 0, 0, false
 	}
 	w.touched, w.queue = w.touched[:0], w.queue[:0]
+}
+
+type bySeed struct {
+	nodes   []int
+	weights []float64
+}
+
+func (s bySeed) Len() int           { return len(s.nodes) }
+func (s bySeed) Less(i, j int) bool { return s.nodes[i] < s.nodes[j] }
+func (s bySeed) Swap(i, j int) {
+	s.nodes[i], s.nodes[j] = s.nodes[j], s.nodes[i]
+	s.weights[i], s.weights[j] = s.weights[j], s.weights[i]
 }

@@ -20,20 +20,60 @@ func undirectedRandom(n, edges int, seed uint64) *Graph {
 func TestPusherMatchesPPRPush(t *testing.T) {
 	g := undirectedRandom(300, 900, 5)
 	w := NewPusher(g)
-	// One workspace serves many queries: each must be as if fresh.
-	for i, seeds := range []map[int]float64{{3: 1}, {10: 2, 40: 1}, {3: 1}, {298: 1}, {} /* none */} {
+	// One workspace serves many queries: each must be as if fresh. (One
+	// seed each: with several, PPRPush's push order follows map order.)
+	for i, seeds := range []map[int]float64{{3: 1}, {10: 1}, {3: 1}, {298: 1}, {} /* none */} {
 		for _, eps := range []float64{1e-3, 1e-6} {
 			want := PPRPush(g, seeds, 0.8, eps)
 			got := w.PPR(seeds, 0.8, eps)
-			if len(got) != len(want) {
-				t.Fatalf("query %d eps %g: %d nodes, PPRPush %d", i, eps, len(got), len(want))
-			}
+			positive := 0
 			for _, ns := range got {
-				if math.Abs(ns.Score-want[int(ns.Node)]) > 1e-15 {
-					t.Errorf("query %d eps %g node %d: %v, PPRPush %v", i, eps, ns.Node, ns.Score, want[int(ns.Node)])
+				if ns.Score > 0 {
+					positive++
+				}
+				if math.Abs(ns.Score-want[int(ns.Node)]) > 1e-15 || ns.Residual < 0 || ns.Residual >= eps*float64(max(g.Degree(int(ns.Node)), 1)) {
+					t.Errorf("query %d eps %g node %d: %v (residual %v), PPRPush %v", i, eps, ns.Node, ns.Score, ns.Residual, want[int(ns.Node)])
 				}
 			}
+			if positive != len(want) {
+				t.Fatalf("query %d eps %g: %d nodes with mass, PPRPush %d", i, eps, positive, len(want))
+			}
 		}
+	}
+}
+
+func TestPusherSeveralSeedsIsDeterministic(t *testing.T) {
+	g := undirectedRandom(300, 900, 5)
+	seeds := map[int]float64{10: 2, 40: 1, 77: 1}
+	w := NewPusher(g)
+	first := w.PPR(seeds, 0.8, 1e-4)
+	for range 5 {
+		again := w.PPR(seeds, 0.8, 1e-4)
+		if len(again) != len(first) {
+			t.Fatalf("%d nodes, then %d", len(first), len(again))
+		}
+		for i := range again {
+			if again[i] != first[i] {
+				t.Fatalf("node %d: %+v, then %+v", i, first[i], again[i])
+			}
+		}
+	}
+	// Both pushes stay within their error bound of exact PPR: the mass
+	// left in residuals, under eps times the total degree.
+	exact := PPR(g, seeds, 0.8, 1e-13, 10000)
+	got := map[int]float64{}
+	for _, ns := range first {
+		got[int(ns.Node)] = ns.Score
+	}
+	var l1 float64
+	for u, x := range exact {
+		l1 += x - got[u]
+		if got[u] > x+1e-12 {
+			t.Errorf("node %d above exact", u)
+		}
+	}
+	if bound := 1e-4 * float64(g.NumEdges()); l1 > bound {
+		t.Errorf("L1 error %v over the bound %v", l1, bound)
 	}
 }
 
@@ -42,8 +82,18 @@ func TestPusherApproachesExact(t *testing.T) {
 	exact := PPR(g, map[int]float64{7: 1}, 0.8, 1e-13, 10000)
 	var l1 float64
 	got := map[int]float64{}
+	corrected := map[int]float64{}
 	for _, ns := range NewPusher(g).PPR(map[int]float64{7: 1}, 0.8, 1e-9) {
 		got[int(ns.Node)] = ns.Score
+		corrected[int(ns.Node)] = ns.Score + 0.2*ns.Residual
+	}
+	// The residual-corrected estimate is still a lower bound, and closer.
+	var l1c float64
+	for u, x := range exact {
+		if corrected[u] > x+1e-12 {
+			t.Errorf("node %d: corrected push %v above exact %v", u, corrected[u], x)
+		}
+		l1c += x - corrected[u]
 	}
 	for u, x := range exact {
 		if got[u] > x+1e-12 {
@@ -51,8 +101,8 @@ func TestPusherApproachesExact(t *testing.T) {
 		}
 		l1 += x - got[u]
 	}
-	if l1 > 1e-5 {
-		t.Errorf("L1 error %v at eps 1e-9", l1)
+	if l1 > 1e-5 || l1c >= l1 {
+		t.Errorf("L1 error %v at eps 1e-9, corrected %v", l1, l1c)
 	}
 }
 
