@@ -4,7 +4,7 @@ BIN     := bin
 STORE   ?= sqlite://./.docgraph/graph.db
 FUZZTIME ?= 60s
 
-.PHONY: all build test test-race fuzz fuzz-ci bench demo lint clean
+.PHONY: all build test test-race fuzz fuzz-ci bench eval demo lint clean
 
 all: build
 
@@ -28,6 +28,11 @@ fuzz-ci:
 bench:
 	@mkdir -p bench
 	$(GO) test ./... -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m | tee bench/latest.txt
+
+# Offline passage-retrieval benchmark with the BM25 baseline in the same run.
+# The first run ingests the corpora (about an hour for 2wiki); later runs reuse .docgraph/eval.
+eval:
+	$(GO) run ./cmd/query eval --dataset ../shared/data/2wiki --dataset ../shared/data/musique --mode all --baseline bm25 --store-dir .docgraph/eval
 
 demo: build
 	$(BIN)/ingest --store $(STORE) testdata/corpus

@@ -111,12 +111,12 @@ func keywordList(raw json.RawMessage) []string {
 }
 
 // OfflineKeywords derives keywords without a model: the low level are the
-// names the extractor finds in the question, the high level its content
-// words (stop words removed) outside those names. A question without names
-// uses its content words at both levels.
+// names the extractor finds in the question, the high level all its content
+// words (stop words removed). Without a model the themes cannot be told
+// from the names, and relation search does better with both. A question
+// without names uses its content words at both levels.
 func OfflineKeywords(m Mentioner, question string) Keywords {
 	kw := Keywords{Source: "offline"}
-	inName := map[string]bool{}
 	if m != nil {
 		seen := map[string]bool{}
 		for _, e := range m.Mentions(question) {
@@ -126,22 +126,11 @@ func OfflineKeywords(m Mentioner, question string) Keywords {
 			}
 			seen[key] = true
 			kw.Low = append(kw.Low, e.Name)
-			for _, w := range strings.Fields(key) {
-				inName[w] = true
-			}
 		}
 	}
-	words := ContentWords(question)
-	for _, w := range words {
-		if !inName[strings.ToLower(w)] {
-			kw.High = append(kw.High, w)
-		}
-	}
+	kw.High = ContentWords(question)
 	if len(kw.Low) == 0 {
-		kw.Low = words
-	}
-	if len(kw.High) == 0 {
-		kw.High = kw.Low
+		kw.Low = kw.High
 	}
 	return kw
 }

@@ -135,8 +135,8 @@ func TestOfflineKeywords(t *testing.T) {
 	if fmtList(kw.Low) != "[Basel Rotterdam]" {
 		t.Errorf("low = %v, want the two names", kw.Low)
 	}
-	if fmtList(kw.High) != "[river flows]" {
-		t.Errorf("high = %v, want the content words outside the names", kw.High)
+	if fmtList(kw.High) != "[river flows Basel Rotterdam]" {
+		t.Errorf("high = %v, want all the content words", kw.High)
 	}
 	kw = retrieve.OfflineKeywords(ner.NewOffline(), "how do rivers form deltas?")
 	if fmtList(kw.Low) != "[rivers form deltas]" || fmtList(kw.High) != "[rivers form deltas]" {

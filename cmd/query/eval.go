@@ -232,11 +232,15 @@ func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st stor
 		if _, err := r.Retrieve(ctx, ds.Questions[0].Question, mode); err != nil {
 			return nil, err
 		}
+		// Evaluate answers right after retrieving: the answer reuses the
+		// retrieval it was timed on.
+		var last *retrieve.Result
 		retrieveFn := func(ctx context.Context, q string) ([]string, error) {
 			res, err := r.Retrieve(ctx, q, mode)
 			if err != nil {
 				return nil, err
 			}
+			last = res
 			ids := make([]string, len(res.Passages))
 			for i, p := range res.Passages {
 				ids[i] = p.DocID
@@ -246,9 +250,12 @@ func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st stor
 		var answerFn eval.AnswerFunc
 		if model != nil {
 			answerFn = func(ctx context.Context, q string) (string, error) {
-				res, err := r.Retrieve(ctx, q, mode)
-				if err != nil {
-					return "", err
+				res := last
+				if res == nil || res.Question != strings.TrimSpace(q) {
+					var err error
+					if res, err = r.Retrieve(ctx, q, mode); err != nil {
+						return "", err
+					}
 				}
 				c, err := retrieve.Assemble(res, tok, opts.Retrieval.budget(), shortAnswer)
 				if err != nil {
