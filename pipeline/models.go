@@ -114,6 +114,25 @@ func NewModels(ctx context.Context, s Settings) (*Models, error) {
 	return m, nil
 }
 
+// OpenEmbedder builds the embedder s.Embedder names: the offline hash
+// embedder, or a provider's (openai:MODEL, ollama:MODEL) through the cached,
+// rate-limited client. Close a provider embedder with CloseEmbedder.
+func OpenEmbedder(ctx context.Context, s Settings) (embedstore.Embedder, error) {
+	opts := []llm.Option{llm.WithTimeout(s.Timeout), llm.WithRetries(s.Retries)}
+	if cache := s.cachePath(); cache != "" {
+		opts = append(opts, llm.WithCache(cache))
+	}
+	return newEmbedder(ctx, s.Embedder, opts)
+}
+
+// CloseEmbedder releases a provider embedder's client and cache.
+func CloseEmbedder(e embedstore.Embedder) error {
+	if c, ok := e.(*llm.Embedder); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // Merger is the store merger for these models: LLM summaries of long
 // descriptions when a chat model is configured, truncation otherwise.
 func (m *Models) Merger() store.Merger {

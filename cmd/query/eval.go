@@ -107,19 +107,11 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 			return fmt.Errorf("unknown baseline %q (available: bm25)", b)
 		}
 	}
-	emb, err := pipeline.NewEmbedder(opts.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Embedder)
 	if err != nil {
 		return err
 	}
-	client, err := opts.Retrieval.model()
-	if err != nil {
-		return err
-	}
-	var model llms.Model
-	if client != nil {
-		defer client.Close()
-		model = client
-	}
+	defer done()
 	dir := opts.StoreDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "docgraph-eval-")

@@ -181,19 +181,11 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if len(specs) > 1 {
 		return fmt.Errorf("--paths: give one spec to a query (eval takes several)")
 	}
-	emb, err := pipeline.NewEmbedder(opts.Settings.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings.Embedder)
 	if err != nil {
 		return err
 	}
-	client, err := opts.Retrieval.model()
-	if err != nil {
-		return err
-	}
-	var model llms.Model
-	if client != nil {
-		defer client.Close()
-		model = client
-	}
+	defer done()
 	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
 	if err != nil {
 		return err
@@ -418,19 +410,11 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	emb, err := pipeline.NewEmbedder(opts.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Embedder)
 	if err != nil {
 		return err
 	}
-	client, err := opts.Retrieval.model()
-	if err != nil {
-		return err
-	}
-	var model llms.Model
-	if client != nil {
-		defer client.Close()
-		model = client
-	}
+	defer done()
 	dir := opts.StoreDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "docgraph-metaqa-")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/embedstore"
 	"docgraph/llm"
 	"docgraph/pipeline"
 	"docgraph/retrieve"
@@ -60,6 +61,26 @@ func (f *retrievalFlags) model() (*llm.Client, error) {
 		return nil, nil
 	}
 	return llm.New(f.LLM)
+}
+
+// openModels builds the embedder embSpec names and the chat model the flags
+// name (nil without --llm); done releases both.
+func (f *retrievalFlags) openModels(ctx context.Context, embSpec string) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
+	emb, err = pipeline.OpenEmbedder(ctx, pipeline.Settings{Embedder: embSpec})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	client, err := f.model()
+	if err != nil {
+		pipeline.CloseEmbedder(emb)
+		return nil, nil, nil, err
+	}
+	done = func() { pipeline.CloseEmbedder(emb) }
+	if client != nil {
+		model = client
+		done = func() { client.Close(); pipeline.CloseEmbedder(emb) }
+	}
+	return emb, model, done, nil
 }
 
 func (f *retrievalFlags) budget() retrieve.Budget {
@@ -153,19 +174,11 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	emb, err := pipeline.NewEmbedder(opts.Settings.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings.Embedder)
 	if err != nil {
 		return err
 	}
-	client, err := opts.Retrieval.model()
-	if err != nil {
-		return err
-	}
-	var model llms.Model
-	if client != nil {
-		defer client.Close()
-		model = client
-	}
+	defer done()
 	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
 	if err != nil {
 		return err

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"docgraph/llm/llmtest"
+	"docgraph/pipeline"
+)
+
+// TestQueryWithProviderEmbedder ingests and queries with an OpenAI-compatible
+// embedder: the query command must build the same embedder as ingest.
+func TestQueryWithProviderEmbedder(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.Fixed("unused"))
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	root := repoRoot(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	db := "sqlite://" + filepath.Join(dir, "g.db")
+	s := pipeline.Settings{Store: db, Embedder: "openai:text-embedding-3-small"}
+	ctx := context.Background()
+	m, err := pipeline.NewModels(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := pipeline.OpenStore(ctx, s, m.Embedder, m.Merger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.New(s, m, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, _ := filepath.Abs(filepath.Join(root, "testdata", "corpus"))
+	if sum, err := p.Ingest(ctx, []string{corpus}, pipeline.Options{}); err != nil || sum.Failed != 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	st.Close()
+	m.Close()
+
+	var out, errb bytes.Buffer
+	cmd := newRootCmd(streams{Out: &out, Err: &errb})
+	cmd.SetArgs([]string{"--store", db, "--config", "", "--mode", "naive", "--embedder", "openai:text-embedding-3-small", "Who designed Colossus?"})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "[1]") {
+		t.Fatalf("no passages:\n%s", out.String())
+	}
+}
+
+func repoRoot(t *testing.T) string {
+	abs, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
