@@ -54,8 +54,10 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 		ids[i] = t.id
 	}
 	byID := map[string]store.ChunkHit{}
+	// The unary + keeps SQLite from driving the join by the status index
+	// (every done document); the chunk ids are the selective side.
 	err = s.byIDs(ctx, `SELECT `+chunkColumns+`, d.path, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
-		WHERE d.status = 'done' AND c.id IN `, ids, func(rows *sql.Rows) error {
+		WHERE +d.status = 'done' AND c.id IN `, ids, func(rows *sql.Rows) error {
 		var h store.ChunkHit
 		var err error
 		h.Chunk, err = scanChunk(rows, &h.DocPath, &h.DocTitle)
