@@ -112,15 +112,11 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		return err
 	}
 	defer done()
-	dir := opts.StoreDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "docgraph-eval-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-eval-")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	cfg := opts.Retrieval.Config
 	cfg.TopK = max(cfg.TopK, slices.Max(eval.Ks))
 
@@ -278,4 +274,17 @@ func docIDs(hits []store.ChunkHit) []string {
 		ids[i] = h.DocID
 	}
 	return ids
+}
+
+// workDir is the folder eval stores go in: dir when given (kept and reused),
+// else a temporary folder that done removes.
+func workDir(dir, prefix string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }

@@ -415,15 +415,11 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		return err
 	}
 	defer done()
-	dir := opts.StoreDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "docgraph-metaqa-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-metaqa-")
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
 	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
 	if err != nil {
