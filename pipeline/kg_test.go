@@ -17,7 +17,18 @@ import (
 
 func kgPipeline(t *testing.T) (*pipeline.Pipeline, store.Store) {
 	t.Helper()
-	return newPipeline(t, filepath.Join(t.TempDir(), "kg.db"), pipeline.Settings{})
+	emb := embedstore.NewHash(embedstore.WithDimension(32))
+	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(t.TempDir(), "kg.db")}
+	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := pipeline.Offline(s, emb, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, st
 }
 
 func writeKB(t *testing.T, path, text string) {
