@@ -147,7 +147,7 @@ type BeamOptions struct {
 	// instead of the best Width: flat score distributions then keep many
 	// paths and peaked ones few.
 	Dynamic bool
-	// MaxBeam bounds how many paths dynamic pruning keeps (8*Width when 0).
+	// MaxBeam bounds how many paths dynamic pruning keeps (16*Width when 0).
 	MaxBeam int
 }
 
@@ -170,7 +170,7 @@ func BeamSearch(g *MultiGraph, src int, opts BeamOptions, score PathScorer) ([]S
 	}
 	maxBeam := opts.MaxBeam
 	if maxBeam <= 0 {
-		maxBeam = 8 * width
+		maxBeam = 16 * width
 	}
 	var out []ScoredPath
 	beams := []Path{{Start: int32(src)}}

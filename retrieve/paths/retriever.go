@@ -605,6 +605,9 @@ func (r *Retriever) filter(ctx context.Context, q *query, sub *Subgraph) ([]cand
 // added, the path ranking by the mean of its triples' scores.
 func (r *Retriever) beamScorer(ctx context.Context, q *query) graphalg.PathScorer {
 	sc := r.scorers[r.spec.PF.Scorer]
+	if r.triple {
+		sc = flatForTriples(sc)
+	}
 	sums := map[string]float64{}
 	return func(cands []graphalg.Path) ([]float64, error) {
 		texts := make([]string, len(cands))
@@ -715,7 +718,7 @@ func (r *Retriever) tripleScores(ctx context.Context, q *query, sc Scorer, cands
 			}
 		}
 	}
-	ts, err := sc.Score(ctx, q.question, texts)
+	ts, err := flatForTriples(sc).Score(ctx, q.question, texts)
 	if err != nil {
 		return nil, err
 	}
@@ -727,6 +730,17 @@ func (r *Retriever) tripleScores(ctx context.Context, q *query, sc Scorer, cands
 		out[i] /= float64(len(c.Steps))
 	}
 	return out, nil
+}
+
+// flatForTriples is the scorer to use on single triples: BM25 without
+// length normalisation, any other scorer as it is.
+func flatForTriples(sc Scorer) Scorer {
+	if b, ok := sc.(*BM25); ok && !b.Flat {
+		flat := *b
+		flat.Flat = true
+		return &flat
+	}
+	return sc
 }
 
 // render turns a graph path into its public form.

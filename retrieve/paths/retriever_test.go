@@ -348,3 +348,21 @@ func TestLoadKGFromStoreWithProvenance(t *testing.T) {
 		t.Errorf("store-loaded graph ranks %v first", top)
 	}
 }
+
+// A question whose verb names no relation ("appear in" for
+// starred_actors) gives every relation the same triple score; dynamic
+// pruning must then keep them all rather than whichever a word-count
+// difference happened to favour.
+func TestBeamKeepsRelationsTheQuestionCannotTellApart(t *testing.T) {
+	kg, err := ReadTriples(strings.NewReader(movies + "Streamers|starred_actors|Michael Wright\nTeeth|written_by|Michael Wright\nTeeth|has_genre|Horror\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := retrieve(t, newRetriever(t, kg, "pf=beam:bm25:triple:dynamic", WithPerEnd(0)), "what films does [Michael Wright] appear in", "Michael Wright")
+	got := ends(res.Paths)
+	for _, want := range []string{"Streamers", "Teeth"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("paths end at %v: %s is missing", got, want)
+		}
+	}
+}

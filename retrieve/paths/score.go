@@ -32,6 +32,11 @@ type Scorer interface {
 // path does not score for repeating a relation.
 type BM25 struct {
 	K1, B float64 // 1.2 and 0.75 when zero
+	// Flat turns length normalisation off (b = 0). For texts as short as
+	// one triple a word more or less says nothing about relevance, yet it
+	// would order relations that match the question equally, and a beam
+	// that prunes by score would then drop some of them at random.
+	Flat bool
 }
 
 // NewBM25 returns a BM25 scorer with the usual parameters.
@@ -48,6 +53,9 @@ func (s *BM25) Score(ctx context.Context, question string, texts []string) ([]fl
 	}
 	if b == 0 {
 		b = 0.75
+	}
+	if s.Flat {
+		b = 0
 	}
 	query := uniqueTerms(terms(question))
 	out := make([]float64, len(texts))

@@ -64,6 +64,25 @@ func TestBM25(t *testing.T) {
 	}
 }
 
+func TestBM25Flat(t *testing.T) {
+	ctx := context.Background()
+	// Triples that match the question on the same word, one a word longer.
+	texts := []string{"Gary Cooper starred actors", "Gary Cooper written by", "Gary Cooper has release year"}
+	q := "what does [Gary Cooper] appear in"
+	normed, _ := NewBM25().Score(ctx, q, texts)
+	if normed[0] == normed[1] {
+		t.Fatalf("with length normalisation a shorter triple should score higher: %v", normed)
+	}
+	flat, _ := (&BM25{Flat: true}).Score(ctx, q, texts)
+	if flat[0] != flat[1] || flat[1] != flat[2] || flat[0] <= 0 {
+		t.Errorf("flat scores %v: want equal and positive for equal matches", flat)
+	}
+	flat, _ = (&BM25{Flat: true}).Score(ctx, "films written by [Gary Cooper]", texts)
+	if !(flat[1] > flat[0] && flat[0] == flat[2]) {
+		t.Errorf("flat scores %v: the matching relation should still win", flat)
+	}
+}
+
 // countingEmbedder counts the texts a real embedder is asked to embed.
 type countingEmbedder struct {
 	*embedstore.Hash
