@@ -287,7 +287,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return err
 	}
 	existed := map[string]store.Entity{}
-	rows, err := tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM temp.touched_entities t JOIN entities e ON e.id = t.id`)
+	rows, err := tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM temp.touched_entities t CROSS JOIN entities e ON e.id = t.id`)
 	if err != nil {
 		return fmt.Errorf("load touched entities: %w", err)
 	}
@@ -352,7 +352,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(entities_fts, rowid, name, description)
-		SELECT 'delete', e.seq, e.name, e.description FROM temp.fts_dirty d JOIN entities e ON e.id = d.id`); err != nil {
+		SELECT 'delete', e.seq, e.name, e.description FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id`); err != nil {
 		return fmt.Errorf("unindex entities: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`, jsonList(deleted)); err != nil {
@@ -379,7 +379,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(rowid, name, description)
-		SELECT e.seq, e.name, e.description FROM temp.fts_dirty d JOIN entities e ON e.id = d.id`); err != nil {
+		SELECT e.seq, e.name, e.description FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id`); err != nil {
 		return fmt.Errorf("index entities: %w", err)
 	}
 
@@ -389,8 +389,8 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	// so only deleted entities need looking up among the stored relations.)
 	if len(deleted) > 0 {
 		if err := collect(ctx, tx, ch.relations, `
-			SELECT r.id FROM json_each(?) j JOIN relations r ON r.source_id = j.value
-			UNION SELECT r.id FROM json_each(?) j JOIN relations r ON r.target_id = j.value`, jsonList(deleted), jsonList(deleted)); err != nil {
+			SELECT r.id FROM json_each(?) j CROSS JOIN relations r ON r.source_id = j.value
+			UNION SELECT r.id FROM json_each(?) j CROSS JOIN relations r ON r.target_id = j.value`, jsonList(deleted), jsonList(deleted)); err != nil {
 			return fmt.Errorf("relations of deleted entities: %w", err)
 		}
 	}
@@ -403,7 +403,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return err
 	}
 	rexisted := map[string]store.Relation{}
-	rows, err = tx.QueryContext(ctx, `SELECT `+relationColumns+` FROM temp.touched_relations t JOIN relations r ON r.id = t.id`)
+	rows, err = tx.QueryContext(ctx, `SELECT `+relationColumns+` FROM temp.touched_relations t CROSS JOIN relations r ON r.id = t.id`)
 	if err != nil {
 		return fmt.Errorf("load touched relations: %w", err)
 	}
@@ -433,7 +433,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	for id := range endpoints {
 		ids = append(ids, id)
 	}
-	if err := collect(ctx, tx, endpoints, `SELECT e.id FROM json_each(?) j JOIN entities e ON e.id = j.value`, jsonList(ids)); err != nil {
+	if err := collect(ctx, tx, endpoints, `SELECT e.id FROM json_each(?) j CROSS JOIN entities e ON e.id = j.value`, jsonList(ids)); err != nil {
 		return fmt.Errorf("relation endpoints: %w", err)
 	}
 	var rgroups [][]store.RelationMention
@@ -511,7 +511,7 @@ func sameRelation(a, b store.Relation) bool {
 func entityGroups(ctx context.Context, tx *sql.Tx) ([][]store.EntityMention, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT m.entity_id, m.chunk_id, m.name, m.type, m.description
-		FROM temp.touched_entities t JOIN entity_mentions m ON m.entity_id = t.id
+		FROM temp.touched_entities t CROSS JOIN entity_mentions m ON m.entity_id = t.id
 		ORDER BY m.entity_id, m.chunk_id, m.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load entity mentions: %w", err)
@@ -539,7 +539,7 @@ func entityGroups(ctx context.Context, tx *sql.Tx) ([][]store.EntityMention, err
 func relationGroups(ctx context.Context, tx *sql.Tx) ([][]store.RelationMention, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT m.relation_id, m.source_id, m.target_id, m.type, m.chunk_id, m.keywords, m.description, m.weight
-		FROM temp.touched_relations t JOIN relation_mentions m ON m.relation_id = t.id
+		FROM temp.touched_relations t CROSS JOIN relation_mentions m ON m.relation_id = t.id
 		ORDER BY m.relation_id, m.chunk_id, m.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("load relation mentions: %w", err)
