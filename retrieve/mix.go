@@ -21,6 +21,9 @@ const mentionLimit = 2000
 // against stored embeddings, fact filtering and document mapping.
 func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	cfg := r.cfg
+	if r.pathsErr != nil {
+		return fmt.Errorf("path signal: %w", r.pathsErr)
+	}
 	st := &stages{res: res}
 	q := res.Question
 	// Full-text queries leave out stop words: they add nothing to BM25 but
@@ -62,6 +65,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		named                                  []store.Entity
 		textEnts                               []store.EntityHit
 		mentionRanked, twoHopRanked, pprRanked []scoredID
+		pathRanked                             []scoredID
 		rel1, rel2                             []store.Relation
 	)
 	// The searches that need only the question run beside the graph path,
@@ -134,6 +138,17 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 				return err
 			})
 		})
+		if r.paths != nil && len(mentioned) > 0 {
+			h.Go(func() error {
+				return st.time("paths", func() error {
+					ranked, found, err := r.pathSignal(hctx, q, mentioned)
+					if found != nil {
+						pathRanked, res.Paths = ranked, found.Paths
+					}
+					return err
+				})
+			})
+		}
 		if pg != nil {
 			h.Go(func() error {
 				return st.time("ppr", func() error {
@@ -156,6 +171,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	f.AddRanked("mentions", w.Mentions, mentionRanked)
 	f.AddRanked("twohop", w.TwoHop, twoHopRanked)
 	f.AddRanked("ppr", w.PPR, pprRanked)
+	f.AddRanked("paths", w.Paths, pathRanked)
 
 	// Rerank the best candidates by cosine against their stored embeddings,
 	// folded in as one more signal so the graph's ranking still counts.

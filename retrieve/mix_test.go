@@ -175,3 +175,48 @@ func TestGraphReloadsAfterWrites(t *testing.T) {
 	}
 	t.Errorf("after the write, passages %s: the director's passage is not reached through the graph", describe(byDoc, passageIDs(res.Passages)))
 }
+
+// TestPathSignal: the reasoning paths from the film lead through its
+// director to the director's passage, which the path signal alone then
+// ranks among the top passages when the other graph signals are off.
+func TestPathSignal(t *testing.T) {
+	st, byDoc := ingest(t, film)
+	ctx := context.Background()
+	cfg := retrieve.DefaultConfig()
+	cfg.TopK = 3
+	cfg.Weights.PPR, cfg.Weights.Mentions, cfg.Weights.TwoHop = 0, 0, 0
+	cfg.Weights.Paths = 2
+	res, err := retrieve.New(st, embedstore.NewHash(), retrieve.WithConfig(cfg)).Retrieve(ctx, filmQuestion, retrieve.ModeMix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Paths) == 0 || res.Paths[0].Start.Name != "Won In The Clouds" {
+		t.Fatalf("paths %+v; want paths from the film", res.Paths)
+	}
+	var toDirector bool
+	for _, p := range res.Paths {
+		for _, h := range p.Hops {
+			toDirector = toDirector || (h.To.Name == "Harold Fairfax" && len(h.Chunks) > 0)
+		}
+	}
+	if !toDirector {
+		t.Errorf("no path reaches Harold Fairfax with its source chunks: %+v", res.Paths)
+	}
+	ids := passageIDs(res.Passages)
+	if r := rankOf(byDoc, ids, "director"); r == 0 {
+		t.Errorf("top 3 with the path signal = %s; want the director's passage", describe(byDoc, ids))
+	}
+	for _, p := range res.Passages {
+		if byDoc[p.DocID] == "director" && p.Signals["paths"] == 0 {
+			t.Errorf("director's passage signals %v: not from the path signal", p.Signals)
+		}
+	}
+	if _, ok := res.Timings["paths"]; !ok {
+		t.Errorf("no paths timing: %v", res.Timings)
+	}
+
+	cfg.PathSpec = "se=telepathy"
+	if _, err := retrieve.New(st, embedstore.NewHash(), retrieve.WithConfig(cfg)).Retrieve(ctx, filmQuestion, retrieve.ModeMix); err == nil || !strings.Contains(err.Error(), "telepathy") {
+		t.Errorf("bad path spec: %v; want an error naming it", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"docgraph/embedstore"
+	"docgraph/retrieve/paths"
 	"docgraph/store"
 )
 
@@ -55,6 +56,8 @@ type Result struct {
 	Relations []RelationInfo `json:"relations,omitempty"`
 	// Facts are relations found by vector search, kept above a similarity threshold.
 	Facts []RelationInfo `json:"facts,omitempty"`
+	// Paths are the reasoning paths behind mix's path signal, best first.
+	Paths []paths.Path `json:"paths,omitempty"`
 	// Cypher is the generated graph query and its rows (Neo4j, --cypher).
 	Cypher *CypherResult `json:"cypher,omitempty"`
 	// Timings holds the duration of each stage, in nanoseconds in JSON.

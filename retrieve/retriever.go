@@ -12,6 +12,7 @@ import (
 
 	"docgraph/embedstore"
 	"docgraph/ner"
+	"docgraph/retrieve/paths"
 	"docgraph/store"
 )
 
@@ -35,6 +36,7 @@ type Weights struct {
 	TwoHop   float64 // chunks of entities related to the found ones
 	PPR      float64 // Personalized PageRank from the question's entities
 	Rerank   float64 // cosine against the stored embeddings of the candidates
+	Paths    float64 // chunks the question's reasoning paths came from (0: not run)
 }
 
 // Config holds every limit of retrieval; the zero value of a field means
@@ -60,6 +62,9 @@ type Config struct {
 	// CypherLimit bounds its rows (25).
 	Cypher      bool
 	CypherLimit int
+	// PathSpec chooses the path retrieval modules behind mix's path
+	// signal (DefaultPathSpec when empty); Weights.Paths turns it on.
+	PathSpec string
 }
 
 // DefaultConfig is the configuration tuned offline (hash embedder, offline
@@ -110,6 +115,9 @@ type Retriever struct {
 	ner   Mentioner
 	cfg   Config
 	graph *graphCache
+	paths *pathCache
+	// pathsErr is a bad PathSpec, reported by the first mix query.
+	pathsErr error
 }
 
 // New returns a retriever over st, embedding questions with emb.
@@ -123,6 +131,9 @@ func New(st store.Reader, emb embedstore.Embedder, opts ...Option) *Retriever {
 		r.ner = ner.NewOffline()
 	}
 	r.graph = &graphCache{opts: r.cfg.Graph}
+	if r.cfg.Weights.Paths > 0 {
+		r.paths, r.pathsErr = newPathCache(r.cfg.PathSpec, paths.WithEmbedder(r.emb))
+	}
 	return r
 }
 

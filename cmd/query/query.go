@@ -48,6 +48,8 @@ func (f *retrievalFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Config.MinFacts, "min-facts", d.MinFacts, "...but this many best facts are always kept")
 	fs.Float64Var(&f.Config.Damping, "damping", d.Damping, "Personalized PageRank: probability of following an edge")
 	fs.IntVar(&f.Config.Graph.MaxEntityChunks, "max-entity-chunks", d.Graph.MaxEntityChunks, "entities in more chunks than this are left out of the graph ranking (0: keep all)")
+	fs.Float64Var(&f.Config.Weights.Paths, "path-weight", d.Weights.Paths, "mix: weight of the reasoning-path signal (0: off)")
+	fs.StringVar(&f.Config.PathSpec, "path-signal", retrieve.DefaultPathSpec, "mix: path modules behind the path signal (see --paths)")
 	fs.BoolVar(&f.Config.Cypher, "cypher", false, "also ask the LLM for a read-only Cypher query (Neo4j stores only)")
 	fs.IntVar(&f.Config.CypherLimit, "cypher-limit", d.CypherLimit, "rows kept from the Cypher query")
 	fs.StringVar(&f.LLM, "llm", "", "language model as provider:model (openai:gpt-4o-mini, ollama:qwen2.5, anthropic:...); empty: no answers, offline keywords")
