@@ -176,16 +176,15 @@ func TestGraphReloadsAfterWrites(t *testing.T) {
 	t.Errorf("after the write, passages %s: the director's passage is not reached through the graph", describe(byDoc, passageIDs(res.Passages)))
 }
 
-// TestPathSignal: the reasoning paths from the film lead through its
-// director to the director's passage, which the path signal alone then
-// ranks among the top passages when the other graph signals are off.
+// TestPathSignal: with a path weight, mix walks reasoning paths from the
+// question's film and ranks the passages those paths came from; without
+// one, no path is walked.
 func TestPathSignal(t *testing.T) {
-	st, byDoc := ingest(t, film)
+	st, _ := ingest(t, film)
 	ctx := context.Background()
 	cfg := retrieve.DefaultConfig()
-	cfg.TopK = 3
-	cfg.Weights.PPR, cfg.Weights.Mentions, cfg.Weights.TwoHop = 0, 0, 0
-	cfg.Weights.Paths = 2
+	cfg.TopK = 10
+	cfg.Weights.Paths = 1
 	res, err := retrieve.New(st, embedstore.NewHash(), retrieve.WithConfig(cfg)).Retrieve(ctx, filmQuestion, retrieve.ModeMix)
 	if err != nil {
 		t.Fatal(err)
@@ -194,28 +193,54 @@ func TestPathSignal(t *testing.T) {
 		t.Fatalf("paths %+v; want paths from the film", res.Paths)
 	}
 	var toDirector bool
+	pathChunks := map[string]bool{}
 	for _, p := range res.Paths {
 		for _, h := range p.Hops {
 			toDirector = toDirector || (h.To.Name == "Harold Fairfax" && len(h.Chunks) > 0)
+		}
+		for _, c := range p.Chunks() {
+			pathChunks[c] = true
 		}
 	}
 	if !toDirector {
 		t.Errorf("no path reaches Harold Fairfax with its source chunks: %+v", res.Paths)
 	}
-	ids := passageIDs(res.Passages)
-	if r := rankOf(byDoc, ids, "director"); r == 0 {
-		t.Errorf("top 3 with the path signal = %s; want the director's passage", describe(byDoc, ids))
-	}
+	var signalled int
 	for _, p := range res.Passages {
-		if byDoc[p.DocID] == "director" && p.Signals["paths"] == 0 {
-			t.Errorf("director's passage signals %v: not from the path signal", p.Signals)
+		rank, ok := p.Signals["paths"]
+		if !ok {
+			continue
 		}
+		signalled++
+		if !pathChunks[p.ChunkID] {
+			t.Errorf("passage %s has the path signal but no path came from it", p.ChunkID)
+		}
+		if rank == 1 && p.ChunkID != res.Paths[0].Chunks()[0] {
+			t.Errorf("path signal's first passage %s is not the best path's chunk %v", p.ChunkID, res.Paths[0].Chunks())
+		}
+	}
+	if signalled == 0 {
+		t.Errorf("no passage carries the path signal: %+v", res.Passages)
 	}
 	if _, ok := res.Timings["paths"]; !ok {
 		t.Errorf("no paths timing: %v", res.Timings)
 	}
 
-	cfg.PathSpec = "se=telepathy"
+	cfg.Weights.Paths = 0
+	off, err := retrieve.New(st, embedstore.NewHash(), retrieve.WithConfig(cfg)).Retrieve(ctx, filmQuestion, retrieve.ModeMix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Paths) != 0 {
+		t.Errorf("path weight 0 still walked %d paths", len(off.Paths))
+	}
+	for _, p := range off.Passages {
+		if _, ok := p.Signals["paths"]; ok {
+			t.Errorf("path weight 0: passage %s has the path signal", p.ChunkID)
+		}
+	}
+
+	cfg.Weights.Paths, cfg.PathSpec = 1, "se=telepathy"
 	if _, err := retrieve.New(st, embedstore.NewHash(), retrieve.WithConfig(cfg)).Retrieve(ctx, filmQuestion, retrieve.ModeMix); err == nil || !strings.Contains(err.Error(), "telepathy") {
 		t.Errorf("bad path spec: %v; want an error naming it", err)
 	}

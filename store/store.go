@@ -349,8 +349,8 @@ type KGScanner interface {
 	// An error from fn stops the scan and is returned.
 	ScanEntities(ctx context.Context, fn func(Entity) error) error
 	// ScanRelations calls fn once for every stored relation (both endpoints
-	// exist), in no particular order, with ID, SourceID, TargetID, Type and
-	// Weight set. An error from fn stops the scan and is returned.
+	// exist), in no particular order, with ID, SourceID, TargetID, Type,
+	// Keywords and Weight set. An error from fn stops the scan and is returned.
 	ScanRelations(ctx context.Context, fn func(Relation) error) error
 	// RelationChunks returns the ids of the chunks each relation was
 	// extracted from, keyed by relation id, each list sorted; relations

@@ -37,6 +37,9 @@ type KG struct {
 	relType []int32  // edge -> index into types
 	types   []string
 	words   []string // type index -> the relation spelled as words
+	// keywords are an untyped (extracted) relation's keywords, edge-indexed,
+	// "" for typed relations, whose type says what they are.
+	keywords []string
 }
 
 // NumEntities is the number of nodes.
@@ -94,7 +97,7 @@ func (b *kgBuilder) node(id, name string) int32 {
 	return n
 }
 
-func (b *kgBuilder) edge(relID, typ string, u, v int32) {
+func (b *kgBuilder) edge(relID, typ, keywords string, u, v int32) {
 	t, ok := b.types[typ]
 	if !ok {
 		t = int32(len(b.kg.types))
@@ -106,6 +109,10 @@ func (b *kgBuilder) edge(relID, typ string, u, v int32) {
 		}
 		b.kg.words = append(b.kg.words, words)
 	}
+	if typ != "" {
+		keywords = ""
+	}
+	b.kg.keywords = append(b.kg.keywords, keywords)
 	b.kg.relIDs = append(b.kg.relIDs, relID)
 	b.kg.relType = append(b.kg.relType, t)
 	b.src = append(b.src, u)
@@ -143,7 +150,7 @@ func LoadKG(ctx context.Context, st store.KGScanner) (*KG, error) {
 			// Written between the two scans: the next load sees it whole.
 			return nil
 		}
-		b.edge(r.ID, r.Type, u, v)
+		b.edge(r.ID, r.Type, r.Keywords, u, v)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("load graph: %w", err)
@@ -191,7 +198,7 @@ func ReadTriples(r io.Reader, opts ...ReadOption) (*KG, error) {
 		}
 		sk, objKey := key(t.Subject), key(t.Object)
 		u, v := b.node(sk, t.Subject), b.node(objKey, t.Object)
-		b.edge(graphbuild.RelationID(sk, objKey, t.Relation), t.Relation, u, v)
+		b.edge(graphbuild.RelationID(sk, objKey, t.Relation), t.Relation, "", u, v)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read triples: line %d: %w", line, err)
@@ -212,6 +219,9 @@ func (k *KG) tripleText(edge int, named map[int]bool) string {
 	u, v := k.multi.Edge(edge)
 	t := k.relType[edge]
 	if k.types[t] == "" {
+		if kw := k.keywords[edge]; kw != "" {
+			return k.names[u] + " " + kw + " " + k.names[v]
+		}
 		return k.names[u] + " " + k.words[t] + " " + k.names[v]
 	}
 	text := k.words[t]

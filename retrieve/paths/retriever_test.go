@@ -366,3 +366,23 @@ func TestBeamKeepsRelationsTheQuestionCannotTellApart(t *testing.T) {
 		}
 	}
 }
+
+// An extracted (untyped) relation is read with its keywords, its only
+// account of what it is; a typed one by its type.
+func TestTripleTextOfUntypedRelations(t *testing.T) {
+	b := newKGBuilder(graphbuild.EntityID)
+	film, director := b.node("f", "Won In The Clouds"), b.node("d", "Harold Fairfax")
+	b.edge("r1", "", "adventure, film, directed", director, film)
+	b.edge("r2", "", "", film, director)
+	b.edge("r3", "directed_by", "ignored", film, director)
+	kg := b.build()
+	for edge, want := range []string{
+		"Harold Fairfax adventure, film, directed Won In The Clouds",
+		"Won In The Clouds related to Harold Fairfax",
+		"directed by",
+	} {
+		if got := kg.tripleText(edge, nil); got != want {
+			t.Errorf("edge %d: %q, want %q", edge, got, want)
+		}
+	}
+}

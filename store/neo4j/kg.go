@@ -24,7 +24,7 @@ ORDER BY id LIMIT $n`
 	// stmtScanRelationsPage reads the next $n relations by id after $after.
 	stmtScanRelationsPage = `MATCH (s:Entity)-[r:RELATES]->(t:Entity)
 WHERE r.id > $after
-RETURN r.id AS id, s.id AS source_id, t.id AS target_id, r.type AS type, r.weight AS weight
+RETURN r.id AS id, s.id AS source_id, t.id AS target_id, r.type AS type, r.keywords AS keywords, r.weight AS weight
 ORDER BY id LIMIT $n`
 
 	// stmtRelationChunks reads the chunk ids of every mention of the relations.
@@ -58,6 +58,7 @@ func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error
 			SourceID: recordString(r, "source_id"),
 			TargetID: recordString(r, "target_id"),
 			Type:     recordString(r, "type"),
+			Keywords: recordString(r, "keywords"),
 			Weight:   recordFloat(r, "weight"),
 		})
 	})

@@ -38,7 +38,7 @@ func TestKGScanner(t *testing.T) {
 	rel := graphbuild.RelationID(e("Kismet"), e("William Dieterle"), "directed_by")
 	for _, c := range []string{c0, c1} {
 		w.Relations = append(w.Relations, store.RelationMention{RelationID: rel, SourceID: e("Kismet"), TargetID: e("William Dieterle"),
-			Type: "directed_by", ChunkID: c, Weight: 1})
+			Type: "directed_by", ChunkID: c, Weight: 1, Keywords: "director"})
 	}
 	if err := st.WriteDocument(ctx, w); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestKGScanner(t *testing.T) {
 	if err := st.ScanRelations(ctx, func(r store.Relation) error { rels = append(rels, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(rels) != 1 || rels[0].ID != rel || rels[0].SourceID != e("Kismet") || rels[0].Type != "directed_by" || rels[0].Weight != 2 {
+	if len(rels) != 1 || rels[0].ID != rel || rels[0].SourceID != e("Kismet") || rels[0].Type != "directed_by" || rels[0].Weight != 2 || rels[0].Keywords != "director" {
 		t.Errorf("relations %+v", rels)
 	}
 	chunks, err := st.RelationChunks(ctx, []string{rel, "missing"})

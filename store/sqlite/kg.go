@@ -33,17 +33,17 @@ func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) e
 }
 
 // ScanRelations calls fn for every stored relation (id, endpoints, type,
-// weight), in relation id order, from one snapshot. The relations table
+// keywords, weight), in relation id order, from one snapshot. The relations table
 // only ever holds relations whose two endpoints exist.
 func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error) error {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, source_id, target_id, type, weight FROM relations ORDER BY id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, source_id, target_id, type, keywords, weight FROM relations ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r store.Relation
-		if err := rows.Scan(&r.ID, &r.SourceID, &r.TargetID, &r.Type, &r.Weight); err != nil {
+		if err := rows.Scan(&r.ID, &r.SourceID, &r.TargetID, &r.Type, &r.Keywords, &r.Weight); err != nil {
 			return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
 		}
 		if err := fn(r); err != nil {

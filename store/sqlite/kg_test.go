@@ -32,14 +32,14 @@ func kgWrite(id string) *store.DocumentWrite {
 			{EntityID: dieterle, ChunkID: c1, Name: "William Dieterle"},
 		},
 	}
-	for _, r := range []struct{ chunk, src, typ, tgt string }{
-		{c0, kismet, "directed_by", dieterle},
-		{c1, kismet, "starred_actors", dietrich},
-		{c1, kismet, "directed_by", dieterle},
+	for _, r := range []struct{ chunk, src, typ, tgt, keywords string }{
+		{c0, kismet, "directed_by", dieterle, ""},
+		{c1, kismet, "starred_actors", dietrich, "starring, cast"},
+		{c1, kismet, "directed_by", dieterle, ""},
 	} {
 		w.Relations = append(w.Relations, store.RelationMention{
 			RelationID: graphbuild.RelationID(r.src, r.tgt, r.typ), SourceID: r.src, TargetID: r.tgt,
-			Type: r.typ, ChunkID: r.chunk, Weight: 1,
+			Type: r.typ, ChunkID: r.chunk, Weight: 1, Keywords: r.keywords,
 		})
 	}
 	return w
@@ -90,7 +90,7 @@ func TestKGScanner(t *testing.T) {
 				t.Errorf("directed_by = %+v; want Kismet -> Dieterle, weight 2 (two mentions)", r)
 			}
 		case starred:
-			if r.Type != "starred_actors" || r.Weight != 1 {
+			if r.Type != "starred_actors" || r.Weight != 1 || r.Keywords != "starring, cast" {
 				t.Errorf("starred_actors = %+v", r)
 			}
 		default:
