@@ -65,7 +65,7 @@ func (f *pathFlags) add(fs *pflag.FlagSet) {
 	fs.IntVar(&f.BeamWidth, "beam-width", 8, "path mode: beam search width")
 	fs.IntVar(&f.MaxBeam, "max-beam", 0, "path mode: most paths dynamic pruning keeps per step (default 16x the width)")
 	fs.Float64Var(&f.Restart, "restart", 0, "path mode: PPR/RWR restart probability, 1-damping (default 0.2: damping 0.8 as LEGO-GraphRAG)")
-	fs.Float64Var(&f.PushEps, "push-eps", 2e-6, "path mode: approximate PPR's residual threshold per unit of degree")
+	fs.Float64Var(&f.PushEps, "push-eps", 5e-6, "path mode: approximate PPR's residual threshold per unit of degree")
 	fs.BoolVar(&f.Triple, "triple-scoring", false, "path mode: beam search scores only each step's new triple")
 	fs.BoolVar(&f.Dynamic, "dynamic-pruning", false, "path mode: beam search keeps candidates above the step's mean score")
 	fs.IntVar(&f.PerTarget, "per-target", 8, "path mode: shortest paths kept per target entity")

@@ -149,7 +149,7 @@ func WithTolerance(tol float64, maxIter int) Option {
 }
 
 // WithPushEpsilon sets approximate PPR's residual threshold per unit of
-// degree (default 2e-6): smaller is closer to exact and slower. Scores are
+// degree (default 5e-6): smaller is closer to exact and slower. Scores are
 // push estimates plus the share of each node's own residual it keeps.
 func WithPushEpsilon(eps float64) Option { return func(r *Retriever) { r.pushEps = eps } }
 
@@ -216,7 +216,7 @@ func WithFI(threshold float64, maxCoarse int) Option {
 func New(kg *KG, spec Spec, opts ...Option) (*Retriever, error) {
 	r := &Retriever{
 		kg: kg, spec: spec,
-		maxEnt: 1000, damping: 0.8, tol: 1e-9, maxIter: 200, pushEps: 2e-6, walks: 20000, pruneKeep: 0.5,
+		maxEnt: 1000, damping: 0.8, tol: 1e-9, maxIter: 200, pushEps: 5e-6, walks: 20000, pruneKeep: 0.5,
 		maxHop: 3, width: 8, topK: 64, perTarget: 8, maxPaths: 10000, perEnd: 1,
 	}
 	for _, o := range opts {
