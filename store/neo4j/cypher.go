@@ -4,9 +4,10 @@ import "fmt"
 
 // Every Cypher statement the store runs is a constant in this file: data
 // travels only as parameters, and labels, relationship types, property keys
-// and index names are fixed text. The one exception is the vector index DDL,
-// whose OPTIONS cannot take parameters on every 5.x server; vectorIndexDDL
-// formats a validated integer into it and nothing else.
+// and index names are fixed text. That includes the vector index DDL: its
+// OPTIONS map is evaluated with the statement's parameters, so the embedder
+// dimension is $dimension (validated in Go first, because a bad value would
+// only surface as a server error).
 //
 // Labels and relationship types (schemaLabels and schemaRelTypes list them):
 //
@@ -66,14 +67,14 @@ const (
 		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
 )
 
-// vectorIndexTemplates hold the one %d the dimension is formatted into.
+// Vector index DDL; $dimension is the embedder's dimension (an INTEGER).
 const (
-	tmplChunkVectorIndex = `CREATE VECTOR INDEX docgraph_chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) ` +
-		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}"
-	tmplEntityVectorIndex = `CREATE VECTOR INDEX docgraph_entity_embedding IF NOT EXISTS FOR (e:Entity) ON (e.embedding) ` +
-		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}"
-	tmplRelatesVectorIndex = `CREATE VECTOR INDEX docgraph_relates_embedding IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embedding) ` +
-		"OPTIONS {indexConfig: {`vector.dimensions`: %d, `vector.similarity_function`: 'cosine'}}"
+	stmtChunkVectorIndex = `CREATE VECTOR INDEX docgraph_chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}"
+	stmtEntityVectorIndex = `CREATE VECTOR INDEX docgraph_entity_embedding IF NOT EXISTS FOR (e:Entity) ON (e.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}"
+	stmtRelatesVectorIndex = `CREATE VECTOR INDEX docgraph_relates_embedding IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}"
 )
 
 const (
@@ -86,7 +87,9 @@ RETURN name, versions[0] AS version, edition`
 WHERE type IN ['VECTOR', 'FULLTEXT']
 RETURN name, type, entityType, labelsOrTypes, properties, options`
 
-	stmtAwaitIndexes = `CALL db.awaitIndexes($seconds)`
+	// stmtAwaitIndex waits for one index: db.awaitIndexes would wait for
+	// (and fail on) every index in the database, docgraph's or not.
+	stmtAwaitIndex = `CALL db.awaitIndex($name, $seconds)`
 
 	stmtReadMeta = `MATCH (m:DocgraphMeta {key: $key})
 RETURN m.name AS name, m.dimension AS dimension`
@@ -220,8 +223,11 @@ RETURN m.relation_id AS relation_id, m.chunk_id AS chunk_id, m.seq AS seq, m.sou
 MATCH ()-[r:RELATES {id: id}]->()
 DELETE r`
 
+	// Two MATCH clauses: each is an index seek, and one comma pattern would
+	// draw a cartesian-product notification for what is a single row.
 	stmtCreateRelations = `UNWIND $rows AS r
-MATCH (s:Entity {id: r.source_id}), (t:Entity {id: r.target_id})
+MATCH (s:Entity {id: r.source_id})
+MATCH (t:Entity {id: r.target_id})
 CREATE (s)-[x:RELATES {id: r.id}]->(t)
 SET x.type = r.type, x.keywords = r.keywords, x.description = r.description,
     x.weight = r.weight, x.embedding = r.embedding
@@ -274,13 +280,21 @@ RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e`
 MATCH (s:Entity)-[r:RELATES {id: id}]->(t:Entity)
 RETURN r {.id, .type, .keywords, .description, .weight, .embedding, source_id: s.id, target_id: t.id} AS r`
 
-	// Vector search returns every candidate with its document's status;
-	// the caller filters and widens the candidate count when too many fall
-	// away. Neo4j reports cosine as (1+cos)/2; the caller maps it back.
-	stmtSearchChunksVector = "CALL db.index.vector.queryNodes($index, $n, $vec) YIELD node AS c, score\n" +
+	// Vector searches ask the index for $n candidates (more than the k
+	// wanted) and score them again with the exact cosine, computed as the
+	// scan variants below do: the index's own score is (1+cos)/2 of
+	// quantized vectors (quantization is on by default from 5.23), so it
+	// neither matches the other stores' cosine nor ranks near-ties exactly.
+	// $qnorm is |$vec|. Chunk hits carry their document's status; the
+	// caller filters them and widens $n when too many fall away.
+	stmtSearchChunksVector = "CALL db.index.vector.queryNodes($index, $n, $vec) YIELD node AS c\n" +
+		"WHERE size(c.embedding) = size($vec)\n" +
+		"WITH c, reduce(a = [0.0, 0.0], i IN range(0, size($vec) - 1) |\n" +
+		"       [a[0] + c.embedding[i] * $vec[i], a[1] + c.embedding[i] * c.embedding[i]]) AS dn\n" +
+		"WHERE dn[1] > 0\n" +
 		"OPTIONAL MATCH (c)-[:PART_OF]->(d:Document)\n" +
 		"RETURN c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding} AS c,\n" +
-		"       d.status AS status, d.path AS path, d.title AS title, score"
+		"       d.status AS status, d.path AS path, d.title AS title, dn[0] / sqrt(dn[1]) / $qnorm AS score"
 
 	// The scan variants compute the plain cosine in Cypher, so they work on
 	// every 5.x server and with no index at all. $qnorm is |$vec|.
@@ -302,10 +316,15 @@ RETURN r {.id, .type, .keywords, .description, .weight, .embedding, source_id: s
 		"ORDER BY score DESC, c.id\n" +
 		"LIMIT $k"
 
-	stmtSearchEntitiesVector = `CALL db.index.vector.queryNodes($index, $k, $vec) YIELD node AS e, score
-WHERE e.mentions > 0
-RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e, score
-ORDER BY score DESC, e.id`
+	stmtSearchEntitiesVector = `CALL db.index.vector.queryNodes($index, $n, $vec) YIELD node AS e
+WHERE e.mentions > 0 AND size(e.embedding) = size($vec)
+WITH e, reduce(a = [0.0, 0.0], i IN range(0, size($vec) - 1) |
+       [a[0] + e.embedding[i] * $vec[i], a[1] + e.embedding[i] * e.embedding[i]]) AS dn
+WHERE dn[1] > 0
+WITH e, dn[0] / sqrt(dn[1]) / $qnorm AS score
+ORDER BY score DESC, e.id
+LIMIT $k
+RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e, score`
 
 	stmtSearchEntitiesScan = `MATCH (e:Entity)
 WHERE e.mentions > 0 AND e.embedding IS NOT NULL AND size(e.embedding) = size($vec)
@@ -323,10 +342,16 @@ RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e, score
 ORDER BY score DESC, e.id
 LIMIT $k`
 
-	stmtSearchRelationsVector = `CALL db.index.vector.queryRelationships($index, $k, $vec) YIELD relationship AS r, score
+	stmtSearchRelationsVector = `CALL db.index.vector.queryRelationships($index, $n, $vec) YIELD relationship AS r
+WHERE size(r.embedding) = size($vec)
+WITH r, reduce(a = [0.0, 0.0], i IN range(0, size($vec) - 1) |
+       [a[0] + r.embedding[i] * $vec[i], a[1] + r.embedding[i] * r.embedding[i]]) AS dn
+WHERE dn[1] > 0
+WITH r, dn[0] / sqrt(dn[1]) / $qnorm AS score
+ORDER BY score DESC, r.id
+LIMIT $k
 RETURN r {.id, .type, .keywords, .description, .weight, .embedding,
-          source_id: startNode(r).id, target_id: endNode(r).id} AS r, score
-ORDER BY score DESC, r.id`
+          source_id: startNode(r).id, target_id: endNode(r).id} AS r, score`
 
 	stmtSearchRelationsScan = `MATCH (s:Entity)-[r:RELATES]->(t:Entity)
 WHERE r.embedding IS NOT NULL AND size(r.embedding) = size($vec)
@@ -360,25 +385,11 @@ RETURN DISTINCT e.id AS entity_id, c.id AS chunk_id, c.doc_id AS doc_id
 ORDER BY chunk_id, entity_id`
 )
 
-// validDimension checks an embedder dimension before it is formatted into
-// index DDL: it must be a positive integer a Neo4j vector index accepts.
+// validDimension checks an embedder dimension before it reaches the index
+// DDL: it must be a positive integer a Neo4j vector index accepts.
 func validDimension(dim int) error {
 	if dim < 1 || dim > maxVectorDims {
 		return fmt.Errorf("embedding dimension %d: Neo4j vector indexes take 1 to %d dimensions", dim, maxVectorDims)
 	}
 	return nil
-}
-
-// vectorIndexDDL formats a validated dimension into one of the vector
-// index templates above; any other text is refused.
-func vectorIndexDDL(tmpl string, dim int) (statement, error) {
-	switch tmpl {
-	case tmplChunkVectorIndex, tmplEntityVectorIndex, tmplRelatesVectorIndex:
-	default:
-		return "", fmt.Errorf("not a vector index template: %.40q", tmpl)
-	}
-	if err := validDimension(dim); err != nil {
-		return "", err
-	}
-	return statement(fmt.Sprintf(tmpl, dim)), nil
 }

@@ -115,7 +115,8 @@ func (s *Store) GraphVersion(ctx context.Context) (string, error) {
 // into plain values: nodes and relationships become property maps without
 // their embeddings. The caller is responsible for having checked the text.
 func (s *Store) QueryReadOnly(ctx context.Context, cypher string, params map[string]any, maxRows int) ([]map[string]any, error) {
-	res, err := n4j.ExecuteQuery(ctx, s.driver, cypher, params, n4j.EagerResultTransformer,
+	rows, err := n4j.ExecuteQuery(ctx, s.driver, cypher, params,
+		func() n4j.ResultTransformer[[]map[string]any] { return &rowCollector{max: maxRows} },
 		n4j.ExecuteQueryWithDatabase(s.database),
 		n4j.ExecuteQueryWithReadersRouting(),
 		n4j.ExecuteQueryWithTransactionConfig(n4j.WithTxTimeout(15*time.Second)),
@@ -123,18 +124,34 @@ func (s *Store) QueryReadOnly(ctx context.Context, cypher string, params map[str
 	if err != nil {
 		return nil, s.fail("read-only query", err)
 	}
-	rows := make([]map[string]any, 0, len(res.Records))
-	for _, rec := range res.Records {
-		if maxRows > 0 && len(rows) == maxRows {
-			break
-		}
-		row := make(map[string]any, len(rec.Keys))
-		for i, k := range rec.Keys {
-			row[k] = plainValue(rec.Values[i])
-		}
-		rows = append(rows, row)
-	}
 	return rows, nil
+}
+
+// rowCollector keeps the first max records of a result as plain rows and
+// drops the rest as they stream in, so a query that matches far more than
+// the caller wants never sits in memory whole.
+type rowCollector struct {
+	max  int
+	rows []map[string]any
+}
+
+func (c *rowCollector) Accept(rec *n4j.Record) error {
+	if c.max > 0 && len(c.rows) == c.max {
+		return nil
+	}
+	row := make(map[string]any, len(rec.Keys))
+	for i, k := range rec.Keys {
+		row[k] = plainValue(rec.Values[i])
+	}
+	c.rows = append(c.rows, row)
+	return nil
+}
+
+func (c *rowCollector) Complete([]string, n4j.ResultSummary) ([]map[string]any, error) {
+	if c.rows == nil {
+		return []map[string]any{}, nil
+	}
+	return c.rows, nil
 }
 
 // plainValue turns driver values into maps, lists and scalars a caller can

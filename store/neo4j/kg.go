@@ -15,9 +15,10 @@ var _ store.KGScanner = (*Store)(nil)
 // they are constants, with data only in parameters and labels from
 // schemaLabels.
 const (
-	// stmtScanEntitiesPage reads the next $n entities by id after $after.
+	// stmtScanEntitiesPage reads the next $n entities by id after $after,
+	// leaving out placeholders (mentions = 0), which Entities hides too.
 	stmtScanEntitiesPage = `MATCH (e:Entity)
-WHERE e.id > $after
+WHERE e.id > $after AND e.mentions > 0
 RETURN e.id AS id, e.name AS name, e.type AS type, e.mentions AS mentions
 ORDER BY id LIMIT $n`
 

@@ -199,6 +199,9 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 					out = append(out, decodeChunk(m))
 				}
 			}
+			// collect after ORDER BY keeps the order in practice, but
+			// Cypher does not promise it.
+			sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 			return nil
 		})
 		if err != nil {

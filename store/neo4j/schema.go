@@ -86,7 +86,7 @@ type searchIndex struct {
 	entity     string // NODE or RELATIONSHIP
 	token      string // label or relationship type
 	properties []string
-	create     statement // for vector indexes, a template with one %d
+	create     statement // vector index DDL takes $dimension
 	name       string    // the name queries use: ours, or an equivalent index's
 }
 
@@ -100,11 +100,11 @@ func (s *Store) searchIndexes() []*searchIndex {
 		return idx
 	}
 	idx = append(idx,
-		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Chunk", properties: []string{"embedding"}, create: tmplChunkVectorIndex, name: idxChunkVector},
-		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Entity", properties: []string{"embedding"}, create: tmplEntityVectorIndex, name: idxEntityVector},
+		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Chunk", properties: []string{"embedding"}, create: stmtChunkVectorIndex, name: idxChunkVector},
+		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Entity", properties: []string{"embedding"}, create: stmtEntityVectorIndex, name: idxEntityVector},
 	)
 	if s.relVector {
-		idx = append(idx, &searchIndex{kind: "VECTOR", entity: "RELATIONSHIP", token: "RELATES", properties: []string{"embedding"}, create: tmplRelatesVectorIndex, name: idxRelatesVector})
+		idx = append(idx, &searchIndex{kind: "VECTOR", entity: "RELATIONSHIP", token: "RELATES", properties: []string{"embedding"}, create: stmtRelatesVectorIndex, name: idxRelatesVector})
 	}
 	return idx
 }
@@ -139,13 +139,14 @@ func (s *Store) ensureSearchIndexes(ctx context.Context) error {
 		return s.fail("open", err)
 	}
 	for _, w := range want {
-		stmt := w.create
+		var params map[string]any
 		if w.kind == "VECTOR" {
-			if stmt, err = vectorIndexDDL(string(w.create), s.emb.Dimension); err != nil {
-				return s.fail("create vector index", err)
+			if err := validDimension(s.emb.Dimension); err != nil {
+				return s.fail("create index "+w.name, err)
 			}
+			params = map[string]any{"dimension": int64(s.emb.Dimension)}
 		}
-		if err := exec(ctx, auto, stmt, nil); err != nil {
+		if err := exec(ctx, auto, w.create, params); err != nil {
 			return s.fail("create index "+w.name, err)
 		}
 	}
@@ -156,9 +157,11 @@ func (s *Store) ensureSearchIndexes(ctx context.Context) error {
 	s.indexes = map[string]string{}
 	for _, w := range want {
 		s.indexes[w.kind+" "+w.token] = w.name
-	}
-	if err := exec(ctx, auto, stmtAwaitIndexes, map[string]any{"seconds": int64(indexWait.Seconds())}); err != nil {
-		return s.fail("wait for indexes", err)
+		// Queries on an index still populating fail, so wait for each.
+		err := exec(ctx, auto, stmtAwaitIndex, map[string]any{"name": w.name, "seconds": int64(indexWait.Seconds())})
+		if err != nil {
+			return s.fail("wait for index "+w.name, err)
+		}
 	}
 	return nil
 }

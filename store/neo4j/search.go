@@ -25,9 +25,10 @@ func (s *Store) queryVector(vec []float32) (ok bool, err error) {
 	return len(vec) > 0 && norm(vec) > 0, nil
 }
 
-// indexCosine maps a Neo4j cosine index score, (1+cos)/2, back to the cosine
-// every store reports.
-func indexCosine(score float64) float64 { return 2*score - 1 }
+// candidates is how many neighbours a vector query asks the index for when
+// k are wanted: the index is approximate (HNSW over quantized vectors), so
+// the exact top k is taken from a wider set.
+func candidates(k int) int64 { return int64(2*k + 10) }
 
 // SearchChunks returns the k chunks of done documents nearest to vec by
 // cosine, best first.
@@ -43,13 +44,14 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 	var out []store.ChunkHit
 	err = s.read(ctx, "search chunks", func(tx n4j.ManagedTransaction) error {
 		out = out[:0]
-		for n := 2*k + 10; index != "" && n <= maxCandidates+2*k+10; n *= 4 {
-			recs, err := collect(ctx, tx, stmtSearchChunksVector, map[string]any{"index": index, "n": int64(n), "vec": param(vec)})
+		for n := candidates(k); index != "" && n <= maxCandidates+candidates(k); n *= 4 {
+			recs, err := collect(ctx, tx, stmtSearchChunksVector, map[string]any{
+				"index": index, "n": n, "vec": param(vec), "qnorm": norm(vec)})
 			if err != nil {
 				return err
 			}
-			out = chunkHits(recs, indexCosine)
-			if len(out) >= k || len(recs) < n {
+			out = chunkHits(recs)
+			if len(out) >= k || int64(len(recs)) < n {
 				return nil
 			}
 		}
@@ -58,7 +60,7 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 		if err != nil {
 			return err
 		}
-		out = chunkHits(recs, nil)
+		out = chunkHits(recs)
 		return nil
 	})
 	if err != nil {
@@ -69,7 +71,7 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 }
 
 // chunkHits decodes hit records, keeping chunks of done documents.
-func chunkHits(recs []*n4j.Record, score func(float64) float64) []store.ChunkHit {
+func chunkHits(recs []*n4j.Record) []store.ChunkHit {
 	out := make([]store.ChunkHit, 0, len(recs))
 	for _, r := range recs {
 		if recordString(r, "status") != string(store.StatusDone) {
@@ -80,9 +82,6 @@ func chunkHits(recs []*n4j.Record, score func(float64) float64) []store.ChunkHit
 			DocPath:  recordString(r, "path"),
 			DocTitle: recordString(r, "title"),
 			Score:    recordFloat(r, "score"),
-		}
-		if score != nil {
-			h.Score = score(h.Score)
 		}
 		out = append(out, h)
 	}
@@ -108,11 +107,10 @@ func (s *Store) SearchEntities(ctx context.Context, vec []float32, k int) ([]sto
 		return nil, s.fail("search entities", err)
 	}
 	var stmt statement = stmtSearchEntitiesScan
-	conv := func(f float64) float64 { return f }
 	params := map[string]any{"vec": param(vec), "qnorm": norm(vec), "k": int64(k)}
 	if index := s.indexName("VECTOR", "Entity"); index != "" {
-		stmt, conv = stmtSearchEntitiesVector, indexCosine
-		params["index"] = index
+		stmt = stmtSearchEntitiesVector
+		params["index"], params["n"] = index, candidates(k)
 	}
 	var out []store.EntityHit
 	err = s.read(ctx, "search entities", func(tx n4j.ManagedTransaction) error {
@@ -120,16 +118,16 @@ func (s *Store) SearchEntities(ctx context.Context, vec []float32, k int) ([]sto
 		if err != nil {
 			return err
 		}
-		out = entityHits(recs, conv)
+		out = entityHits(recs)
 		return nil
 	})
 	return out, err
 }
 
-func entityHits(recs []*n4j.Record, score func(float64) float64) []store.EntityHit {
+func entityHits(recs []*n4j.Record) []store.EntityHit {
 	out := make([]store.EntityHit, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, store.EntityHit{Entity: decodeEntity(recordMap(r, "e")), Score: score(recordFloat(r, "score"))})
+		out = append(out, store.EntityHit{Entity: decodeEntity(recordMap(r, "e")), Score: recordFloat(r, "score")})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
@@ -152,11 +150,10 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 		return nil, s.fail("search relations", err)
 	}
 	var stmt statement = stmtSearchRelationsScan
-	conv := func(f float64) float64 { return f }
 	params := map[string]any{"vec": param(vec), "qnorm": norm(vec), "k": int64(k)}
 	if index := s.indexName("VECTOR", "RELATES"); index != "" {
-		stmt, conv = stmtSearchRelationsVector, indexCosine
-		params["index"] = index
+		stmt = stmtSearchRelationsVector
+		params["index"], params["n"] = index, candidates(k)
 	}
 	var out []store.RelationHit
 	err = s.read(ctx, "search relations", func(tx n4j.ManagedTransaction) error {
@@ -166,7 +163,7 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 		}
 		out = make([]store.RelationHit, 0, len(recs))
 		for _, r := range recs {
-			out = append(out, store.RelationHit{Relation: decodeRelation(recordMap(r, "r")), Score: conv(recordFloat(r, "score"))})
+			out = append(out, store.RelationHit{Relation: decodeRelation(recordMap(r, "r")), Score: recordFloat(r, "score")})
 		}
 		return nil
 	})
@@ -201,7 +198,7 @@ func (s *Store) SearchChunksText(ctx context.Context, query string, k int) ([]st
 		if err != nil {
 			return err
 		}
-		out = chunkHits(recs, nil)
+		out = chunkHits(recs)
 		return nil
 	})
 	return out, err
@@ -226,7 +223,7 @@ func (s *Store) SearchEntitiesText(ctx context.Context, query string, k int) ([]
 		if err != nil {
 			return err
 		}
-		out = entityHits(recs, func(f float64) float64 { return f })
+		out = entityHits(recs)
 		return nil
 	})
 	return out, err

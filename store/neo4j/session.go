@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -59,13 +60,52 @@ func (s *Store) read(ctx context.Context, op string, work func(tx n4j.ManagedTra
 
 // write runs work in one managed write transaction. The driver retries it
 // on transient errors, so work must start from scratch each time.
+//
+// An error means nothing was written. The driver sends COMMIT with the
+// context it was given, and a cancellation landing while the COMMIT is in
+// flight would report a failure for a transaction the server may well have
+// committed. So the driver gets a context that follows ctx only until work
+// has succeeded and ctx is still live; from then on the commit runs to its
+// end (bounded by the driver's own timeouts).
 func (s *Store) write(ctx context.Context, op string, work func(tx n4j.ManagedTransaction) error) error {
 	sess := s.session(ctx, n4j.AccessModeWrite)
 	defer sess.Close(context.WithoutCancel(ctx))
-	_, err := sess.ExecuteWrite(ctx, func(tx n4j.ManagedTransaction) (any, error) {
-		return nil, retryable(work(tx))
+	txCtx, detach, release := commitContext(ctx)
+	defer release()
+	_, err := sess.ExecuteWrite(txCtx, func(tx n4j.ManagedTransaction) (any, error) {
+		if err := work(tx); err != nil {
+			return nil, retryable(err)
+		}
+		return nil, detach()
 	})
 	return s.fail(op, err)
+}
+
+// commitContext returns a context that is cancelled with ctx until detach
+// is called, and never after. detach fails, leaving the context attached,
+// when ctx is already done: the transaction must then roll back. release
+// frees the context's resources.
+func commitContext(ctx context.Context) (txCtx context.Context, detach func() error, release func()) {
+	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	detached := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !detached {
+			cancel()
+		}
+	})
+	detach = func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		detached = true
+		return nil
+	}
+	return txCtx, detach, func() { stop(); cancel() }
 }
 
 // retryable unwraps a connection failure from the context our code added:

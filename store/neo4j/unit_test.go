@@ -356,12 +356,6 @@ func TestValueRoundTrip(t *testing.T) {
 	if timeParam(time.Time{}) != nil {
 		t.Error("the zero time must become no property")
 	}
-	if got := indexCosine(1); got != 1 {
-		t.Errorf("indexCosine(1) = %v", got)
-	}
-	if got := indexCosine(0.5); got != 0 {
-		t.Errorf("indexCosine(0.5) = %v", got)
-	}
 }
 
 func TestValidateRejectsHalfWrites(t *testing.T) {
@@ -434,5 +428,35 @@ func TestRetryableKeepsDriverErrorsRecognisable(t *testing.T) {
 	plain := fmt.Errorf("merge 3 entities: %w", errors.New("embedder down"))
 	if got := retryable(plain); got != plain || n4j.IsRetryable(got) {
 		t.Errorf("retryable(%v) = %v; a Merger failure must not be retried", plain, got)
+	}
+}
+
+func TestCommitContext(t *testing.T) {
+	// Cancelled before the work finished: the transaction context follows
+	// and detaching fails, so the driver rolls back.
+	ctx, cancel := context.WithCancel(context.Background())
+	txCtx, detach, release := commitContext(ctx)
+	cancel()
+	select {
+	case <-txCtx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("transaction context outlived a cancellation before detach")
+	}
+	if err := detach(); !errors.Is(err, context.Canceled) {
+		t.Errorf("detach after cancellation = %v, want context.Canceled", err)
+	}
+	release()
+
+	// Cancelled after detaching: the commit must not be interrupted.
+	ctx, cancel = context.WithCancel(context.Background())
+	txCtx, detach, release = commitContext(ctx)
+	defer release()
+	if err := detach(); err != nil {
+		t.Fatalf("detach of a live context: %v", err)
+	}
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	if err := txCtx.Err(); err != nil {
+		t.Errorf("transaction context cancelled after detach: %v", err)
 	}
 }

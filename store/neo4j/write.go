@@ -52,12 +52,7 @@ func (s *Store) writeDocuments(ctx context.Context, op string, ws []*store.Docum
 		if err := s.insert(ctx, tx, ws, ch); err != nil {
 			return err
 		}
-		if err := s.reconcile(ctx, tx, ch); err != nil {
-			return err
-		}
-		// A cancellation noticed here still rolls back; past this point the
-		// driver commits.
-		return ctx.Err()
+		return s.reconcile(ctx, tx, ch)
 	})
 }
 
