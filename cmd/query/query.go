@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -99,6 +100,7 @@ type queryOptions struct {
 	Mode        string
 	JSON        bool
 	ContextOnly bool
+	CPUProfile  string
 	Retrieval   retrievalFlags
 	Paths       pathFlags // --mode path (paths.go)
 }
@@ -148,6 +150,8 @@ Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.`,
 	fs.StringVar(&opts.Mode, "mode", retrieve.ModeMix, "retrieval mode: "+strings.Join(retrieve.Modes(), ", "))
 	fs.BoolVar(&opts.JSON, "json", false, "print answer, sources, passages, graph context and stage timings as JSON")
 	fs.BoolVar(&opts.ContextOnly, "context-only", false, "print only the assembled context")
+	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
+	_ = fs.MarkHidden("cpuprofile")
 	opts.Retrieval.add(fs)
 	opts.Paths.add(fs)
 	cmd.AddCommand(newEvalCmd(io))
@@ -163,6 +167,17 @@ type output struct {
 }
 
 func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
+	if opts.CPUProfile != "" {
+		f, err := os.Create(opts.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if opts.Mode == modePath {
 		return runPathQuery(ctx, opts, io)
 	}
