@@ -287,6 +287,10 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return err
 	}
 	existed := map[string]store.Entity{}
+	// Every join in reconcile starts from the few touched ids: CROSS JOIN
+	// fixes that loop order. Left to itself the planner, which has no
+	// statistics on the temp tables, scanned all entities (or relations)
+	// per write, which made ingest quadratic in the graph's size.
 	rows, err := tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM temp.touched_entities t CROSS JOIN entities e ON e.id = t.id`)
 	if err != nil {
 		return fmt.Errorf("load touched entities: %w", err)
