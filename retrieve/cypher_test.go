@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"docgraph/embedstore"
+	"docgraph/llm/llmtest"
 	"docgraph/retrieve"
-	"docgraph/retrieve/retrievetest"
 	"docgraph/splitter"
 	"docgraph/store/neo4j"
 	"docgraph/store/sqlite"
@@ -105,11 +105,11 @@ func TestTextToCypher(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := &neo4jLike{Store: sq, fail: c.fail}
-			model, _ := fakeModel(t, func(r retrievetest.Request) (string, int) {
+			model, _ := fakeModel(t, func(r llmtest.Request) llmtest.Reply {
 				if strings.Contains(r.Last(), "Cypher query") {
-					return c.generated, 0
+					return llmtest.Reply{Content: c.generated}
 				}
-				return `{"high_level_keywords": ["birthplace"], "low_level_keywords": ["Won In The Clouds"]}`, 0
+				return llmtest.Reply{Content: `{"high_level_keywords": ["birthplace"], "low_level_keywords": ["Won In The Clouds"]}`}
 			})
 			r := retrieve.New(st, embedstore.NewHash(), retrieve.WithModel(model), retrieve.WithCypher(7))
 			res, err := r.Retrieve(context.Background(), filmQuestion, retrieve.ModeMix)

@@ -11,27 +11,23 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
+	"docgraph/llm/llmtest"
 	"docgraph/ner"
 	"docgraph/retrieve"
-	"docgraph/retrieve/retrievetest"
 	"docgraph/splitter"
 )
 
 // fakeModel starts the fake chat server and returns langchaingo's real
 // OpenAI client pointed at it.
-func fakeModel(t *testing.T, respond retrievetest.Responder) (llms.Model, *retrievetest.Server) {
+func fakeModel(t *testing.T, respond llmtest.Responder) (llms.Model, *llmtest.Server) {
 	t.Helper()
-	srv := retrievetest.NewServer(respond)
+	srv := llmtest.NewServer(respond)
 	t.Cleanup(srv.Close)
-	m, err := openai.New(openai.WithBaseURL(srv.BaseURL()), openai.WithToken("test-key"), openai.WithModel("test-model"))
+	m, err := openai.New(openai.WithBaseURL(srv.OpenAIBaseURL()), openai.WithToken("test-key"), openai.WithModel("test-model"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m, srv
-}
-
-func fixed(answer string) retrievetest.Responder {
-	return func(retrievetest.Request) (string, int) { return answer, 0 }
 }
 
 func TestParseKeywords(t *testing.T) {
@@ -84,7 +80,7 @@ func TestParseKeywords(t *testing.T) {
 func fmtList(l []string) string { return "[" + strings.Join(l, " ") + "]" }
 
 func TestExtractKeywordsUsesTheModel(t *testing.T) {
-	model, srv := fakeModel(t, fixed(`{"high_level_keywords": ["birthplace of film directors"], "low_level_keywords": ["Won In The Clouds"]}`))
+	model, srv := fakeModel(t, llmtest.Fixed(`{"high_level_keywords": ["birthplace of film directors"], "low_level_keywords": ["Won In The Clouds"]}`))
 	kw, err := retrieve.ExtractKeywords(context.Background(), model, ner.NewOffline(), filmQuestion)
 	if err != nil {
 		t.Fatal(err)
@@ -105,12 +101,14 @@ func TestExtractKeywordsFallsBack(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		respond retrievetest.Responder
+		respond llmtest.Responder
 		want    error
 	}{
-		{"unusable JSON", fixed(`{"high_level_keywords": "", "low_level_keywords": []}`), retrieve.ErrUnusableKeywords},
-		{"prose", fixed("The keywords are director and clouds."), retrieve.ErrUnusableKeywords},
-		{"server error", func(retrievetest.Request) (string, int) { return "overloaded", http.StatusBadRequest }, nil},
+		{"unusable JSON", llmtest.Fixed(`{"high_level_keywords": "", "low_level_keywords": []}`), retrieve.ErrUnusableKeywords},
+		{"prose", llmtest.Fixed("The keywords are director and clouds."), retrieve.ErrUnusableKeywords},
+		{"server error", func(llmtest.Request) llmtest.Reply {
+			return llmtest.Reply{Status: http.StatusBadRequest, Error: "overloaded"}
+		}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			model, _ := fakeModel(t, c.respond)
@@ -168,7 +166,7 @@ func TestCitations(t *testing.T) {
 
 func TestAnswerStreamsAndCites(t *testing.T) {
 	const answer = "Harold Fairfax, who directed Won In The Clouds [1], was born in Melbourne [2]."
-	model, srv := fakeModel(t, fixed(answer))
+	model, srv := fakeModel(t, llmtest.Fixed(answer))
 	srv.ChunkSize = 5
 	res := &retrieve.Result{
 		Question: filmQuestion,
@@ -221,7 +219,7 @@ func TestAnswerStreamsAndCites(t *testing.T) {
 	}
 
 	// Without citations every source is listed.
-	model2, _ := fakeModel(t, fixed("I do not know."))
+	model2, _ := fakeModel(t, llmtest.Fixed("I do not know."))
 	a, err = retrieve.Answer(context.Background(), model2, c, nil)
 	if err != nil || len(a.Cited()) != 3 {
 		t.Errorf("uncited answer lists %d sources, %v; want all 3", len(a.Cited()), err)

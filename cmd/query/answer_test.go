@@ -8,21 +8,21 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/retrieve/retrievetest"
+	"docgraph/llm/llmtest"
 	"docgraph/splitter"
 )
 
 // fakeLLM points the openai provider at a fake chat server for the test.
-func fakeLLM(t *testing.T, answer string) *retrievetest.Server {
+func fakeLLM(t *testing.T, answer string) *llmtest.Server {
 	t.Helper()
-	srv := retrievetest.NewServer(func(r retrievetest.Request) (string, int) {
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
 		if strings.Contains(r.Last(), "high_level_keywords") {
-			return `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma", "Bletchley Park"]}`, 0
+			return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma", "Bletchley Park"]}`}
 		}
-		return answer, 0
+		return llmtest.Reply{Content: answer}
 	})
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.BaseURL())
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
 	return srv
 }
@@ -56,7 +56,7 @@ func TestQueryStreamsAnswerWithSources(t *testing.T) {
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "[1] ") || !strings.Contains(lines[0], "alan-turing.txt (chunk 0)") {
 		t.Errorf("sources = %q; want only the cited [1], alan-turing.txt", sources)
 	}
-	var answerReq *retrievetest.Request
+	var answerReq *llmtest.Request
 	for _, r := range srv.Requests() {
 		if r.Stream {
 			answerReq = &r

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"docgraph/embedstore"
+	"docgraph/llm/llmtest"
 	"docgraph/pipeline"
-	"docgraph/retrieve/retrievetest"
 )
 
 const pathKB = `Kismet|directed_by|William Dieterle
@@ -108,14 +108,14 @@ func TestQueryPathMode(t *testing.T) {
 func TestQueryPathModeWithFIAndAnswer(t *testing.T) {
 	db, _ := kgStore(t)
 	// A server that streams, as the answer is streamed to the terminal.
-	srv := retrievetest.NewServer(func(r retrievetest.Request) (string, int) {
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
 		if strings.Contains(r.Last(), "Numbered reasoning paths") {
-			return "1", 0
+			return llmtest.Reply{Content: "1"}
 		}
-		return "William Dieterle, Josef von Sternberg", 0
+		return llmtest.Reply{Content: "William Dieterle, Josef von Sternberg"}
 	})
 	defer srv.Close()
-	t.Setenv("OPENAI_BASE_URL", srv.BaseURL())
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
 	out, logs, err := runPathCmd(t, "--store", db, "--mode", "path", "--llm", "openai:test", "--filter", "fi",
 		"who directed the movies [Marlene Dietrich] acted in")

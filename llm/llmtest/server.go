@@ -1,6 +1,7 @@
 // Package llmtest runs a real HTTP server speaking the OpenAI and Ollama chat
-// and embedding APIs, with scripted answers and a log of every request, so
-// tests can drive langchaingo's real clients end to end.
+// and embedding APIs, OpenAI chat streamed (server-sent events) or not, with
+// scripted answers and a log of every request, so tests can drive
+// langchaingo's real clients end to end.
 package llmtest
 
 import (
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Message is one chat message as the server received it.
@@ -31,6 +33,10 @@ type Request struct {
 	Messages    []Message // chat requests
 	Input       []string  // embedding requests
 	Temperature float64
+	Stream      bool // the client asked for the answer as a stream
+	// JSONMode says the client asked for a JSON object answer: OpenAI's
+	// response_format json_object or Ollama's format "json".
+	JSONMode bool
 }
 
 // Last is the content of the request's last message.
@@ -80,6 +86,9 @@ type Server struct {
 	*httptest.Server
 	// Dim is the length of the embedding vectors returned (default 8).
 	Dim int
+	// ChunkSize is how many bytes each event of a streamed OpenAI answer
+	// carries (default 8), so tests can see an answer arrive in pieces.
+	ChunkSize int
 
 	respond  Responder
 	mu       sync.Mutex
@@ -90,7 +99,7 @@ type Server struct {
 
 // NewServer starts a server answering with respond. Close it when done.
 func NewServer(respond Responder) *Server {
-	s := &Server{Dim: 8, respond: respond}
+	s := &Server{Dim: 8, ChunkSize: 8, respond: respond}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
 	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
@@ -164,17 +173,27 @@ func (s *Server) log(w http.ResponseWriter, hr *http.Request, r Request) (Reply,
 	return rep, true
 }
 
+// chatBody is the part of an OpenAI or Ollama chat request the server reads.
 type chatBody struct {
 	Model       string  `json:"model"`
 	Temperature float64 `json:"temperature"`
+	Stream      bool    `json:"stream"`
 	Messages    []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"` // openai
+	// Format is Ollama's; raw because newer clients may send a JSON schema.
+	Format json.RawMessage `json:"format"`
 }
 
 func (b chatBody) request() Request {
-	r := Request{Model: b.Model, Temperature: b.Temperature}
+	r := Request{
+		Model: b.Model, Temperature: b.Temperature, Stream: b.Stream,
+		JSONMode: b.ResponseFormat != nil && b.ResponseFormat.Type == "json_object" || string(b.Format) == `"json"`,
+	}
 	for _, m := range b.Messages {
 		r.Messages = append(r.Messages, Message{Role: m.Role, Content: text(m.Content)})
 	}
@@ -201,14 +220,24 @@ func text(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
-	var b chatBody
+// chat reads and logs a chat request of either API; ok is false when the
+// response has already been sent.
+func (s *Server) chat(w http.ResponseWriter, hr *http.Request) (b chatBody, rep Reply, ok bool) {
 	if err := json.NewDecoder(hr.Body).Decode(&b); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return b, rep, false
+	}
+	rep, ok = s.log(w, hr, b.request())
+	return b, rep, ok
+}
+
+func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
+	b, rep, ok := s.chat(w, hr)
+	if !ok {
 		return
 	}
-	rep, ok := s.log(w, hr, b.request())
-	if !ok {
+	if b.Stream {
+		s.stream(w, b.Model, rep.Content)
 		return
 	}
 	resp := map[string]any{
@@ -227,13 +256,40 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-func (s *Server) ollamaChat(w http.ResponseWriter, hr *http.Request) {
-	var b chatBody
-	if err := json.NewDecoder(hr.Body).Decode(&b); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// stream sends answer as OpenAI server-sent events: the role first, then
+// the content in ChunkSize pieces, then finish_reason "stop" and [DONE].
+func (s *Server) stream(w http.ResponseWriter, model, answer string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	created := time.Now().Unix()
+	event := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}},
+		})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		// Flushing each event makes the client see separate chunks rather
+		// than one buffered body.
+		if flusher != nil {
+			flusher.Flush()
+		}
 	}
-	rep, ok := s.log(w, hr, b.request())
+	event(map[string]any{"role": "assistant"}, nil)
+	size := max(s.ChunkSize, 1)
+	for rest := answer; rest != ""; {
+		n := min(size, len(rest))
+		for n < len(rest) && !utf8.RuneStart(rest[n]) {
+			n++ // a client may decode each chunk on its own
+		}
+		event(map[string]any{"content": rest[:n]}, nil)
+		rest = rest[n:]
+	}
+	event(map[string]any{}, "stop")
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (s *Server) ollamaChat(w http.ResponseWriter, hr *http.Request) {
+	b, rep, ok := s.chat(w, hr)
 	if !ok {
 		return
 	}
