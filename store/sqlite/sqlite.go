@@ -343,7 +343,8 @@ func (s *Store) Embedder() store.EmbedderInfo { return s.emb }
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close checkpoints the WAL and closes all connections.
+// Close checkpoints the WAL, closes all connections and drops the vector
+// indexes.
 func (s *Store) Close() error {
 	var errs []error
 	if s.rdb != nil {
@@ -355,6 +356,9 @@ func (s *Store) Close() error {
 		s.wdb.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		errs = append(errs, s.wdb.Close())
 		s.writeMu.Unlock()
+	}
+	for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
+		x.close() // unmaps the sidecars
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite store %s: close: %w", s.path, err)

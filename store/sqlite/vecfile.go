@@ -8,16 +8,55 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"unsafe"
 )
 
 // A vector sidecar file holds one table's normalised matrix as of a write
 // generation, next to the database (graph.db.vec-relations). Loading tens of
 // thousands of vectors through SQLite rows costs seconds in a fresh process;
-// reading the sidecar costs a sequential file read, which is what makes a
-// one-shot `query` fast. A sidecar whose generation is not the store's is
-// ignored and rewritten on the next load, so it can never serve stale vectors.
+// a sidecar is mapped into memory instead, so a one-shot `query` pays only
+// for the pages its scans touch. A sidecar whose generation is not the
+// store's is ignored and rewritten on the next load, so it can never serve
+// stale vectors.
+//
+// Layout, all little-endian:
+//
+//	0   magic "DGVEC003"
+//	8   generation   uint64
+//	16  n (rows)     uint32
+//	20  dim          uint32
+//	24  strBytes     uint64: length of the string table that follows
+//	32  string table: instance, then id and doc of each row, each a uint16
+//	    length and its bytes
+//	    zero padding up to a multiple of vecFileAlign
+//	off n*dim float32s, row-major; the file ends exactly there
+//
+// The header says where the matrix starts and how long the file must be, so
+// a short or overlong file is rejected before anything is mapped: touching a
+// mapped page past the end of a file raises SIGBUS. Files are only ever
+// replaced by rename, so a mapping keeps its old inode valid however often
+// the sidecar is rewritten.
+const (
+	vecFileMagic  = "DGVEC003"
+	vecFileHeader = 32
+	// vecFileAlign keeps the matrix on a cache-line boundary (the mapping
+	// itself starts on a page).
+	vecFileAlign = 64
+)
 
-const vecFileMagic = "DGVEC002"
+// nativeLittle is false on big-endian machines, which decode the matrix
+// instead of mapping it.
+var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floatBytes views v's memory as bytes (little-endian machines only).
+func floatBytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
+}
+
+func alignUp(n uint64) uint64 { return (n + vecFileAlign - 1) &^ (vecFileAlign - 1) }
 
 // saveFile writes the loaded index to path atomically (temp file + rename).
 // Failures are not errors: the sidecar is only a cache.
@@ -25,33 +64,47 @@ func (x *vecIndex) saveFile(path string) {
 	if path == "" || !x.loaded {
 		return
 	}
+	strBytes := uint64(2 + len(x.instance))
+	for i, id := range x.ids {
+		if len(id) > math.MaxUint16 || len(x.docs[i]) > math.MaxUint16 {
+			return // not representable; searches load from rows instead
+		}
+		strBytes += uint64(4 + len(id) + len(x.docs[i]))
+	}
 	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
 	f, err := os.Create(tmp)
 	if err != nil {
 		return
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	var hdr [24]byte
+	var hdr [vecFileHeader]byte
 	copy(hdr[:8], vecFileMagic)
 	binary.LittleEndian.PutUint64(hdr[8:], uint64(x.gen))
 	binary.LittleEndian.PutUint32(hdr[16:], uint32(len(x.ids)))
 	binary.LittleEndian.PutUint32(hdr[20:], uint32(x.dim))
+	binary.LittleEndian.PutUint64(hdr[24:], strBytes)
 	w.Write(hdr[:])
-	var n [2]byte
-	binary.LittleEndian.PutUint16(n[:], uint16(len(x.instance)))
-	w.Write(n[:])
-	w.WriteString(x.instance)
-	for i, id := range x.ids {
-		for _, s := range []string{id, x.docs[i]} {
-			binary.LittleEndian.PutUint16(n[:], uint16(len(s)))
-			w.Write(n[:])
-			w.WriteString(s)
-		}
+	str := func(s string) {
+		var n [2]byte
+		binary.LittleEndian.PutUint16(n[:], uint16(len(s)))
+		w.Write(n[:])
+		w.WriteString(s)
 	}
-	var b [4]byte
-	for _, v := range x.vecs {
-		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-		w.Write(b[:])
+	str(x.instance)
+	for i, id := range x.ids {
+		str(id)
+		str(x.docs[i])
+	}
+	end := vecFileHeader + strBytes
+	w.Write(make([]byte, alignUp(end)-end))
+	if nativeLittle {
+		w.Write(floatBytes(x.vecs))
+	} else {
+		var b [4]byte
+		for _, v := range x.vecs {
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+			w.Write(b[:])
+		}
 	}
 	if w.Flush() != nil || f.Close() != nil || os.Rename(tmp, path) != nil {
 		os.Remove(tmp)
@@ -60,55 +113,138 @@ func (x *vecIndex) saveFile(path string) {
 
 var errStaleVecFile = errors.New("vector sidecar is missing, stale or damaged")
 
-// loadFile fills the index from path if the file is intact and at generation gen.
+// loadFile fills the index from path if the file is intact and at generation
+// gen. On little-endian machines x.vecs then points into a private mapping
+// of the file: writes by apply copy the pages they touch and never reach the
+// file, and growth past the mapped rows moves the matrix to the heap.
 func (x *vecIndex) loadFile(path string, gen int64) error {
 	if path == "" {
 		return errStaleVecFile
 	}
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) < 24 || string(data[:8]) != vecFileMagic ||
-		int64(binary.LittleEndian.Uint64(data[8:])) != gen {
+	f, err := os.Open(path)
+	if err != nil {
 		return errStaleVecFile
 	}
-	n := int(binary.LittleEndian.Uint32(data[16:]))
-	dim := int(binary.LittleEndian.Uint32(data[20:]))
-	p := 24
+	defer f.Close() // a mapping outlives its descriptor
+	var hdr [vecFileHeader]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:8]) != vecFileMagic ||
+		int64(binary.LittleEndian.Uint64(hdr[8:])) != gen {
+		return errStaleVecFile
+	}
+	n := uint64(binary.LittleEndian.Uint32(hdr[16:]))
+	dim := uint64(binary.LittleEndian.Uint32(hdr[20:]))
+	strBytes := binary.LittleEndian.Uint64(hdr[24:])
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return errStaleVecFile
+	}
+	size := uint64(fi.Size())
+	// Every bound is checked against the real size before it is multiplied,
+	// so a damaged header cannot overflow into a plausible one.
+	if size > math.MaxInt || strBytes > size || (n > 0 && dim == 0) || (dim > 0 && n > size/4/dim) {
+		return errStaleVecFile
+	}
+	off := alignUp(vecFileHeader + strBytes)
+	if off+4*n*dim != size {
+		return errStaleVecFile
+	}
+	data, err := mapFile(f, int(size))
+	if err != nil {
+		return errStaleVecFile
+	}
+	ids, docs, slot, ok := parseVecStrings(data[vecFileHeader:vecFileHeader+strBytes], int(n), x.instance)
+	if !ok {
+		unmapFile(data)
+		return errStaleVecFile
+	}
+	var vecs []float32
+	switch {
+	case n*dim == 0:
+		unmapFile(data)
+		data = nil
+	case nativeLittle:
+		vecs = unsafe.Slice((*float32)(unsafe.Pointer(&data[off])), int(n*dim))
+	default:
+		vecs = make([]float32, int(n*dim))
+		for i := range vecs {
+			vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*uint64(i):]))
+		}
+		unmapFile(data)
+		data = nil
+	}
+	old := x.mapped
+	x.ids, x.docs, x.vecs, x.slot, x.dim = ids, docs, vecs, slot, int(dim)
+	x.mapped = data
+	x.loaded, x.gen = true, gen
+	if old != nil {
+		unmapFile(old) // x.vecs no longer points into it
+	}
+	return nil
+}
+
+// parseVecStrings decodes a sidecar's string table, which must hold exactly
+// the instance and n distinct ids with their docs. The ids and docs are
+// substrings of one copy of the table: two allocations in all rather than
+// one per string.
+func parseVecStrings(table []byte, n int, instance string) (ids, docs []string, slot map[string]int, ok bool) {
+	all := string(table)
+	p := 0
 	str := func() (string, bool) {
-		if p+2 > len(data) {
+		if p+2 > len(all) {
 			return "", false
 		}
-		l := int(binary.LittleEndian.Uint16(data[p:]))
+		l := int(all[p]) | int(all[p+1])<<8
 		p += 2
-		if p+l > len(data) {
+		if p+l > len(all) {
 			return "", false
 		}
-		s := string(data[p : p+l])
+		s := all[p : p+l]
 		p += l
 		return s, true
 	}
-	if inst, ok := str(); !ok || inst != x.instance {
-		return errStaleVecFile
+	if inst, ok := str(); !ok || inst != instance {
+		return nil, nil, nil, false
 	}
-	ids, docs := make([]string, n), make([]string, n)
-	slot := make(map[string]int, n)
+	ids, docs = make([]string, n), make([]string, n)
+	slot = make(map[string]int, n)
 	for i := range n {
 		id, ok1 := str()
 		doc, ok2 := str()
 		if !ok1 || !ok2 {
-			return errStaleVecFile
+			return nil, nil, nil, false
 		}
 		ids[i], docs[i], slot[id] = id, doc, i
 	}
-	if len(data)-p != 4*n*dim || len(slot) != n {
-		return errStaleVecFile
+	if p != len(all) || len(slot) != n {
+		return nil, nil, nil, false
 	}
-	vecs := make([]float32, n*dim)
-	for i := range vecs {
-		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[p+4*i:]))
+	return ids, docs, slot, true
+}
+
+// releaseMap unmaps the sidecar mapping once x.vecs no longer points into
+// it (after growth moved the matrix to the heap, or a reset dropped it).
+func (x *vecIndex) releaseMap() {
+	if x.mapped == nil {
+		return
 	}
-	x.ids, x.docs, x.vecs, x.slot, x.dim = ids, docs, vecs, slot, dim
-	x.loaded, x.gen = true, gen
-	return nil
+	if p := unsafe.SliceData(x.vecs); p != nil {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(x.mapped)))
+		if a := uintptr(unsafe.Pointer(p)); a >= base && a < base+uintptr(len(x.mapped)) {
+			return
+		}
+	}
+	unmapFile(x.mapped)
+	x.mapped = nil
+}
+
+// close drops the index and its mapping; searches in flight finish first.
+func (x *vecIndex) close() {
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.reset()
 }
 
 // Warm loads the vector indexes now (writing their sidecars), so that the

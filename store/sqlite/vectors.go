@@ -36,7 +36,8 @@ func decodeVector(b []byte) []float32 {
 }
 
 // vecIndex is an in-memory copy of one table's vectors, L2-normalised so a
-// dot product is the cosine. It is loaded on the first search, patched by
+// dot product is the cosine; loaded from a sidecar, the matrix is a private
+// mapping of the file rather than a copy. It is loaded on the first search, patched by
 // this process's writes, and reloaded when the store's write generation
 // moved without it (another process wrote).
 type vecIndex struct {
@@ -52,8 +53,11 @@ type vecIndex struct {
 	dim    int
 	ids    []string
 	docs   []string
-	vecs   []float32 // len(ids)*dim
+	vecs   []float32 // len(ids)*dim; may point into mapped
 	slot   map[string]int
+	// mapped is the sidecar mapping x.vecs was loaded from, if any. It is
+	// unmapped only under mu and once x.vecs no longer points into it.
+	mapped []byte
 }
 
 func newVecIndex(table, query string) *vecIndex { return &vecIndex{table: table, query: query} }
@@ -131,6 +135,7 @@ func (x *vecIndex) reset() {
 	x.dim = 0
 	x.ids, x.docs, x.vecs = nil, nil, nil
 	x.slot = map[string]int{}
+	x.releaseMap()
 }
 
 // apply patches a loaded index from generation from to generation to; an
@@ -153,6 +158,7 @@ func (x *vecIndex) apply(from, to int64, ups []vecUpdate) {
 		}
 	}
 	x.gen = to
+	x.releaseMap() // growth may have moved the matrix to the heap
 }
 
 // put inserts or replaces a vector (normalised copy). Vectors whose length
