@@ -13,18 +13,34 @@ var _ store.GraphScanner = (*Store)(nil)
 // ScanMentions calls fn for every MENTIONED_IN edge into a chunk of a done
 // document, each entity-chunk pair once. The scan reads one snapshot.
 func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) error {
+	// Rows come document by document (the loop runs over documents, then
+	// their mentions through entity_mentions_doc), and a repeated pair can
+	// only repeat within its document, so a per-document set removes
+	// repeats. SQL's DISTINCT over the whole table cost most of the scan.
 	rows, err := s.rdb.QueryContext(ctx, `
-		SELECT DISTINCT m.entity_id, m.chunk_id, m.doc_id
-		FROM entity_mentions m JOIN documents d ON d.id = m.doc_id
+		SELECT m.entity_id, m.chunk_id, m.doc_id
+		FROM documents d CROSS JOIN entity_mentions m ON m.doc_id = d.id
 		WHERE d.status = 'done'`)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
 	}
 	defer rows.Close()
+	type pair struct{ entity, chunk string }
+	seen := map[pair]bool{}
+	doc := ""
 	for rows.Next() {
 		var m store.Mention
 		if err := rows.Scan(&m.EntityID, &m.ChunkID, &m.DocID); err != nil {
 			return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
+		}
+		if m.DocID != doc {
+			doc = m.DocID
+			clear(seen)
+		}
+		if k := (pair{m.EntityID, m.ChunkID}); seen[k] {
+			continue
+		} else {
+			seen[k] = true
 		}
 		if err := fn(m); err != nil {
 			return err

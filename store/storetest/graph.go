@@ -65,6 +65,10 @@ func (s suite) testScanMentions(t *testing.T) {
 	}
 
 	rhine, ports := rhineV1().write(), ports().write()
+	// A second fragment of an entity in the same chunk is still one edge.
+	dup := ports.Entities[0]
+	dup.Description = "another fragment"
+	ports.Entities = append(ports.Entities, dup)
 	mustWrite(t, st, rhine, ports)
 	if got, want := scan(), mentionsOf(rhine, ports); !reflect.DeepEqual(got, want) {
 		t.Errorf("ScanMentions = %v\nwant %v", got, want)
