@@ -55,10 +55,8 @@ func (c *pathCache) get(ctx context.Context, gs store.GraphScanner, ks store.KGS
 	return r, nil
 }
 
-// DefaultPathSpec is mix's path signal: approximate PPR, beam search with
-// triple-level BM25 scoring and dynamic pruning, BM25 refinement, the
-// spec that met every MetaQA recall bar.
-const DefaultPathSpec = "se=ppr,pf=beam:bm25:triple:dynamic,pr=bm25"
+// DefaultPathSpec is the modules behind mix's path signal.
+const DefaultPathSpec = paths.RecommendedSpec
 
 // rankPathChunks ranks the chunks the paths came from: a chunk scores by
 // the best path it supports (1 / rank), ties by more supporting paths.

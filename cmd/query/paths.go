@@ -59,7 +59,7 @@ const (
 
 func (f *pathFlags) add(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.DefaultSpec+`; repeatable in eval); in path mode --top-k counts paths (default 64) and --damping defaults to 0.8`)
+	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.RecommendedSpec+`; repeatable in eval); in path mode --top-k counts paths (default 64) and --damping defaults to 0.8`)
 	fs.IntVar(&f.MaxEnt, "max-ent", 1000, "path mode: entities subgraph extraction keeps")
 	fs.IntVar(&f.MaxHop, "max-hop", 3, "path mode: longest path, in relations")
 	fs.IntVar(&f.BeamWidth, "beam-width", 8, "path mode: beam search width")
@@ -112,7 +112,7 @@ func (f *pathFlags) damping() (float64, error) {
 func (f *pathFlags) specs() ([]paths.Spec, error) {
 	texts := f.Specs
 	if len(texts) == 0 {
-		texts = []string{paths.DefaultSpec}
+		texts = []string{paths.RecommendedSpec}
 	}
 	out := make([]paths.Spec, len(texts))
 	for i, t := range texts {

@@ -61,7 +61,7 @@ func TestQueryPathMode(t *testing.T) {
 	}
 	for _, want := range []string{
 		"seeds: Marlene Dietrich",
-		"se=ppr,pf=spf,pr=bm25: 7 entities in the subgraph",
+		"se=ppr,pf=beam:bm25:dynamic:triple,pr=bm25: 7 entities in the subgraph",
 		"Marlene Dietrich <-[starred_actors]- Kismet -[directed_by]-> William Dieterle\n    from: kb.txt chunk 0",
 	} {
 		if !strings.Contains(out, want) {
