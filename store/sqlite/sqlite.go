@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"docgraph/store"
 
@@ -179,6 +180,11 @@ type Store struct {
 	chunkVecs    *vecIndex
 	entityVecs   *vecIndex
 	relationVecs *vecIndex
+
+	// mentionsFile is the ScanMentions sidecar (mentionfile.go); "" for
+	// none. mentionFileHits counts scans it served, for tests.
+	mentionsFile    string
+	mentionFileHits atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -231,6 +237,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
 			x.file, x.instance = path+".vec-"+x.table, s.instance
 		}
+		s.mentionsFile = path + ".mentions"
 	}
 	return s, nil
 }
