@@ -174,8 +174,13 @@ func mix(a, b uint64) uint64 {
 	return x
 }
 
-// Cosine returns the cosine similarity of two vectors of equal length.
+// Cosine returns the cosine similarity of two vectors. Vectors of
+// different lengths come from different embedders and are not comparable:
+// their similarity is 0.
 func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
 	var dot, na, nb float64
 	for i := range a {
 		dot += float64(a[i]) * float64(b[i])

@@ -54,6 +54,27 @@ func TestHashStopWordsWeighLess(t *testing.T) {
 	}
 }
 
+func TestCosine(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b []float32
+		want float64
+	}{
+		{"same direction", []float32{1, 2}, []float32{2, 4}, 1},
+		{"orthogonal", []float32{1, 0}, []float32{0, 3}, 0},
+		{"opposite", []float32{1, 1}, []float32{-1, -1}, -1},
+		{"zero vector", []float32{0, 0}, []float32{1, 1}, 0},
+		{"shorter first", []float32{1, 0}, []float32{1, 0, 0}, 0},
+		{"longer first", []float32{1, 0, 0}, []float32{1, 0}, 0},
+		{"one empty", nil, []float32{1}, 0},
+	}
+	for _, tc := range tests {
+		if got := Cosine(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: Cosine(%v, %v) = %v, want %v", tc.name, tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
 func TestEmbedDocumentsBatchesAndHonoursContext(t *testing.T) {
 	h := NewHash(WithDimension(8))
 	vecs, err := h.EmbedDocuments(context.Background(), []string{"a b", "c d", "e"})

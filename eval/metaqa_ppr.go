@@ -2,7 +2,6 @@ package eval
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -69,14 +67,12 @@ func RunIgraphTop(ctx context.Context, python, kb, qa string, n, top int, dampin
 		return nil, err
 	}
 	script.Close()
-	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, python, script.Name(), kb, qa, fmt.Sprint(n), fmt.Sprint(top), fmt.Sprint(damping))
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("igraph PPR (%s): %w: %s", python, err, strings.TrimSpace(errb.String()))
+	out, err := runScript(ctx, python, script.Name(), kb, qa, fmt.Sprint(n), fmt.Sprint(top), fmt.Sprint(damping))
+	if err != nil {
+		return nil, fmt.Errorf("igraph PPR (%s): %w", python, err)
 	}
 	var res []IgraphTop
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var t IgraphTop
@@ -91,11 +87,9 @@ func RunIgraphTop(ctx context.Context, python, kb, qa string, n, top int, dampin
 // RunIgraphBaseline runs the shared baseline script as it is and returns
 // its summary line.
 func RunIgraphBaseline(ctx context.Context, python, script, kb, qa string, n, top int) (string, error) {
-	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, python, script, kb, qa, fmt.Sprint(n), fmt.Sprint(top))
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("igraph baseline %s: %w: %s", script, err, strings.TrimSpace(errb.String()))
+	out, err := runScript(ctx, python, script, kb, qa, fmt.Sprint(n), fmt.Sprint(top))
+	if err != nil {
+		return "", fmt.Errorf("igraph baseline %s: %w", script, err)
 	}
 	return strings.TrimSpace(out.String()), nil
 }
@@ -118,11 +112,7 @@ func FindIgraphPython() string {
 // FindIgraphBaseline returns the shared ppr_igraph_baseline.py beside a
 // MetaQA directory laid out as shared/data/metaqa, or "".
 func FindIgraphBaseline(metaqaDir string) string {
-	p := filepath.Join(filepath.Dir(filepath.Dir(filepath.Clean(metaqaDir))), "tools", "ppr_igraph_baseline.py")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return ""
+	return sharedTool(metaqaDir, "ppr_igraph_baseline.py")
 }
 
 // PPRReport compares docgraph's PPR with igraph's on one hop count's

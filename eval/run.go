@@ -100,15 +100,13 @@ var toolMS = regexp.MustCompile(`([\d.]+) ms/q`)
 // RunBM25Tool runs the shared BM25 baseline script (python3, standard
 // library only) on the dataset and reads its recall line.
 func RunBM25Tool(ctx context.Context, script string, ds *Dataset) (*Report, error) {
-	var out, errb bytes.Buffer
 	args := []string{script, ds.Dir}
 	for _, k := range Ks {
 		args = append(args, strconv.Itoa(k))
 	}
-	cmd := exec.CommandContext(ctx, "python3", args...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("bm25 tool %s: %w: %s", script, err, strings.TrimSpace(errb.String()))
+	out, err := runScript(ctx, "python3", args...)
+	if err != nil {
+		return nil, fmt.Errorf("bm25 tool %s: %w", script, err)
 	}
 	rep := &Report{Dataset: ds.Name, Method: "bm25 (tool)", Questions: len(ds.Questions), Recall: map[int]float64{},
 		Note: "python3 " + filepath.Base(script) + ", SQLite FTS5 in memory"}
@@ -130,12 +128,28 @@ func RunBM25Tool(ctx context.Context, script string, ds *Dataset) (*Report, erro
 
 // FindBM25Tool returns the shared baseline script beside a dataset laid out
 // as shared/data/NAME, or "" when there is none.
-func FindBM25Tool(datasetDir string) string {
-	p := filepath.Join(filepath.Dir(filepath.Dir(filepath.Clean(datasetDir))), "tools", "bm25_baseline.py")
+func FindBM25Tool(datasetDir string) string { return sharedTool(datasetDir, "bm25_baseline.py") }
+
+// sharedTool returns shared/tools/name for a data directory laid out as
+// shared/data/NAME, or "" when there is none.
+func sharedTool(dataDir, name string) string {
+	p := filepath.Join(filepath.Dir(filepath.Dir(filepath.Clean(dataDir))), "tools", name)
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
 	return ""
+}
+
+// runScript runs a baseline script and returns its standard output; a
+// failure carries what the script wrote to standard error.
+func runScript(ctx context.Context, python string, args ...string) (*bytes.Buffer, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, python, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(errb.String()))
+	}
+	return &out, nil
 }
 
 // WriteTable prints reports as an aligned table, grouped by dataset.

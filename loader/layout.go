@@ -35,8 +35,8 @@ type glyph struct {
 	// zero: the library reported no width, so it did not advance past this
 	// glyph either; w is then the font's width if known, else 0 until
 	// fixZeroWidths estimates it. moved: the text position was set right
-	// before this glyph; guess: moved is unknown, fixZeroWidths infers it.
-	zero, moved, guess bool
+	// before this glyph.
+	zero, moved bool
 }
 
 // textRun is a stretch of glyphs drawn one after another without a word gap.
@@ -83,7 +83,7 @@ func layoutPage(texts []pdf.Text, origins []glyphOrigin) (string, pageStats) {
 			continue
 		}
 		t.S = s
-		g := glyph{s: s, font: t.Font, x: t.X, y: t.Y, w: t.W, size: t.FontSize, zero: t.W == 0, moved: true, guess: origins == nil}
+		g := glyph{s: s, font: t.Font, x: t.X, y: t.Y, w: t.W, size: t.FontSize, zero: t.W == 0}
 		if origins != nil {
 			g.moved = origins[i].moved
 			if g.zero {
@@ -101,8 +101,8 @@ func layoutPage(texts []pdf.Text, origins []glyphOrigin) (string, pageStats) {
 		}
 	}
 	var blocks []string
-	fixZeroWidths(upright)
-	fixZeroWidths(flipped)
+	fixZeroWidths(upright, origins == nil)
+	fixZeroWidths(flipped, origins == nil)
 	for _, gs := range [][]glyph{upright, flipped, turn(sideways, 90), turn(sideways, 270)} {
 		if b := layoutBlock(gs); b != "" {
 			blocks = append(blocks, b)
@@ -149,8 +149,9 @@ func finite(fs ...float64) bool {
 // is placed after its predecessor's estimated width, plus that small raw
 // movement, unless the content stream set the position right before it
 // (Chrome, for one, places every glyph with its own Td), in which case the
-// library's x is already right.
-func fixZeroWidths(gs []glyph) {
+// library's x is already right. guess says that is unknown (no replay, so
+// moved is not set) and must be inferred from the positions.
+func fixZeroWidths(gs []glyph, guess bool) {
 	var prevRawX float64
 	piled := false // the previous glyph sat on the same raw x as its own predecessor
 	for i := range gs {
@@ -163,7 +164,7 @@ func fixZeroWidths(gs []glyph) {
 			p := gs[i-1]
 			dx := rawX - prevRawX
 			chained := !g.moved
-			if g.guess {
+			if guess {
 				// Without a replay: glyphs piled on one x show the library's
 				// zero-advance strings, where small jumps are kerning; a
 				// lone glyph followed by a jump of half its width or more

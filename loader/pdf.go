@@ -261,13 +261,7 @@ func cleanTitle(s string) string {
 // checkPageStreams vets the streams the library will decode for this page
 // (its content and its fonts' ToUnicode maps) with checkStreamParams.
 func checkPageStreams(p pdf.Page) error {
-	contents := p.V.Key("Contents")
-	streams := []pdf.Value{contents}
-	if contents.Kind() == pdf.Array {
-		for i := 0; i < contents.Len(); i++ {
-			streams = append(streams, contents.Index(i))
-		}
-	}
+	streams := items(p.V.Key("Contents"))
 	fonts := p.Resources().Key("Font")
 	for _, name := range fonts.Keys() {
 		streams = append(streams, fonts.Key(name).Key("ToUnicode"))
@@ -287,15 +281,7 @@ func checkStreamParams(v pdf.Value) error {
 	if v.Kind() != pdf.Stream {
 		return nil
 	}
-	parms := v.Key("DecodeParms")
-	list := []pdf.Value{parms}
-	if parms.Kind() == pdf.Array {
-		list = list[:0]
-		for i := 0; i < parms.Len(); i++ {
-			list = append(list, parms.Index(i))
-		}
-	}
-	for _, p := range list {
+	for _, p := range items(v.Key("DecodeParms")) {
 		if c := p.Key("Columns"); c.Kind() == pdf.Integer && (c.Int64() < 0 || c.Int64() > maxColumns) {
 			return fmt.Errorf("stream predictor /Columns %d is out of range", c.Int64())
 		}
@@ -306,15 +292,8 @@ func checkStreamParams(v pdf.Value) error {
 // checkContentSize decompresses a page's content (a stream or an array of
 // streams) without parsing it, and fails if it exceeds maxContentBytes.
 func checkContentSize(contents pdf.Value) error {
-	streams := []pdf.Value{contents}
-	if contents.Kind() == pdf.Array {
-		streams = streams[:0]
-		for i := 0; i < contents.Len(); i++ {
-			streams = append(streams, contents.Index(i))
-		}
-	}
 	var total int64
-	for _, s := range streams {
+	for _, s := range items(contents) {
 		if s.Kind() != pdf.Stream {
 			continue
 		}
@@ -327,6 +306,19 @@ func checkContentSize(contents pdf.Value) error {
 		}
 	}
 	return nil
+}
+
+// items is v's elements if v is an array, else v alone: the forms /Contents
+// and /DecodeParms may take.
+func items(v pdf.Value) []pdf.Value {
+	if v.Kind() != pdf.Array {
+		return []pdf.Value{v}
+	}
+	out := make([]pdf.Value, v.Len())
+	for i := range out {
+		out[i] = v.Index(i)
+	}
+	return out
 }
 
 // glyphOrigin is what replay learns about one glyph of Content().Text.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // checkXref walks a PDF's cross-reference sections the way the pdf library
@@ -264,10 +265,7 @@ func (x *xrefWalk) resolve(v any) any {
 		return nil // missing objects are null
 	}
 	lx := &lexer{b: x.data, pos: int(off)}
-	if _, ok := lx.value(0).(int64); !ok {
-		return nil
-	}
-	if _, ok := lx.value(0).(int64); !ok || !lx.keyword("obj") {
+	if !lx.objHeader() {
 		return nil
 	}
 	return lx.value(0)
@@ -362,7 +360,7 @@ func (lx *lexer) skipSpace() {
 }
 
 func isDelim(c byte) bool {
-	return bytes.IndexByte([]byte(" \t\r\n\f\x00()<>[]{}/%"), c) >= 0
+	return strings.IndexByte(" \t\r\n\f\x00()<>[]{}/%", c) >= 0
 }
 
 // word reads a run of regular characters.
@@ -495,16 +493,21 @@ func (lx *lexer) literal() any {
 	return nil
 }
 
+// objHeader consumes "N G obj".
+func (lx *lexer) objHeader() bool {
+	if _, ok := lx.value(0).(int64); !ok {
+		return false
+	}
+	if _, ok := lx.value(0).(int64); !ok {
+		return false
+	}
+	return lx.keyword("obj")
+}
+
 // streamObject reads "N G obj << dict >> stream ... " and returns the
 // dictionary and, when /Length is a direct integer, the stream's bytes.
 func (lx *lexer) streamObject() (pdfDict, []byte, bool) {
-	if _, ok := lx.value(0).(int64); !ok {
-		return nil, nil, false
-	}
-	if _, ok := lx.value(0).(int64); !ok {
-		return nil, nil, false
-	}
-	if !lx.keyword("obj") {
+	if !lx.objHeader() {
 		return nil, nil, false
 	}
 	dict, ok := lx.value(0).(pdfDict)

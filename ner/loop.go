@@ -187,9 +187,10 @@ type loopConversation struct {
 	tokens int
 }
 
-func (c *loopConversation) add(role llms.ChatMessageType, text string, count func(string) int) {
+// add appends a message of the given token count.
+func (c *loopConversation) add(role llms.ChatMessageType, text string, tokens int) {
 	c.msgs = append(c.msgs, llms.TextParts(role, text))
-	c.tokens += count(text) + 4 // a few tokens of chat framing per message
+	c.tokens += tokens + 4 // a few tokens of chat framing per message
 }
 
 // Extract implements Extractor.
@@ -225,16 +226,18 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 	}
 
 	var conv loopConversation
-	conv.add(llms.ChatMessageTypeHuman, first, l.count)
+	conv.add(llms.ChatMessageTypeHuman, first, l.count(first))
 	answer, err := l.ask(ctx, conv.msgs)
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
-	conv.add(llms.ChatMessageTypeAI, answer, l.count)
-	x := &Extraction{}
-	recMerge(x, ParseRecords(answer))
 	// A gleaning answer is expected to be no longer than the first one.
 	replyRoom := l.count(answer)
+	conv.add(llms.ChatMessageTypeAI, answer, replyRoom)
+	x := &Extraction{}
+	recMerge(x, ParseRecords(answer))
+	// The gleaning request is the same every round: count it once.
+	moreTokens := l.count(more)
 
 	for round := 0; round < l.gleaning; round++ {
 		if l.variant == VariantTrial {
@@ -246,16 +249,16 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 				break
 			}
 		}
-		if conv.tokens+l.count(more)+replyRoom > l.contextTokens {
+		if conv.tokens+moreTokens+replyRoom > l.contextTokens {
 			l.stats.skips.Add(1)
 			break
 		}
-		conv.add(llms.ChatMessageTypeHuman, more, l.count)
+		conv.add(llms.ChatMessageTypeHuman, more, moreTokens)
 		answer, err := l.ask(ctx, conv.msgs)
 		if err != nil {
 			return nil, fmt.Errorf("gleaning round %d: %w", round+1, err)
 		}
-		conv.add(llms.ChatMessageTypeAI, answer, l.count)
+		conv.add(llms.ChatMessageTypeAI, answer, l.count(answer))
 		recMerge(x, ParseRecords(answer))
 		l.stats.rounds.Add(1)
 

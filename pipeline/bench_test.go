@@ -84,14 +84,6 @@ func defaultPipeline(b *testing.B, db string) *pipeline.Pipeline {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	p, err := pipeline.Offline(s, emb, st)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, _ := offlinePipeline(b, s, emb)
 	return p
 }

@@ -118,17 +118,22 @@ func NewEmbedder(spec string) (embedstore.Embedder, error) {
 // OpenStore opens the configured store for the embedder's vectors. Server
 // credentials come from NEO4J_USER/NEO4J_PASSWORD (or DOCGRAPH_NEO4J_*).
 func OpenStore(ctx context.Context, s Settings, emb embedstore.Embedder, merger store.Merger) (store.Store, error) {
+	return OpenStoreWith(ctx, s, store.Options{
+		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		Merger:   merger,
+	})
+}
+
+// OpenStoreWith opens the configured store with opts, whose connection
+// settings (database, batch size, credentials) it fills from s as OpenStore
+// does; a zero opts.Embedder adopts the embedder the store holds.
+func OpenStoreWith(ctx context.Context, s Settings, opts store.Options) (store.Store, error) {
 	if s.Store == "" {
 		s.Store = DefaultStore
 	}
-	opts := store.Options{
-		Embedder:  store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
-		Merger:    merger,
-		Database:  s.Neo4jDatabase,
-		BatchSize: s.BatchSize,
-		Username:  orDefault(firstEnv("NEO4J_USER", "NEO4J_USERNAME"), s.Neo4jUser),
-		Password:  orDefault(firstEnv("NEO4J_PASSWORD"), s.Neo4jPassword),
-	}
+	opts.Database, opts.BatchSize = s.Neo4jDatabase, s.BatchSize
+	opts.Username = orDefault(firstEnv("NEO4J_USER", "NEO4J_USERNAME"), s.Neo4jUser)
+	opts.Password = orDefault(firstEnv("NEO4J_PASSWORD"), s.Neo4jPassword)
 	st, err := store.Open(ctx, s.Store, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", store.Redact(s.Store), err)

@@ -170,7 +170,10 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 	rejected := 0
 	tok, _ := splitter.NewTokenizer("")
 
+	// chunkID names the chunk being filled.
+	chunkID := func() string { return fmt.Sprintf("%s:%04d", doc.ID, len(w.Chunks)) }
 	type chunkState struct {
+		id   string
 		ents map[string]bool
 		rels map[string]int // relation id -> index in w.Relations
 	}
@@ -180,9 +183,8 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 		if end <= chunkStart {
 			return
 		}
-		idx := len(w.Chunks)
 		c := store.Chunk{
-			ID: fmt.Sprintf("%s:%04d", doc.ID, idx), DocID: doc.ID, Index: idx,
+			ID: chunkID(), DocID: doc.ID, Index: len(w.Chunks),
 			Text: text[chunkStart:end], Start: chunkStart, End: end,
 		}
 		if tok != nil {
@@ -194,7 +196,6 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 		chunkStart, linesInChunk = end, 0
 		cur = chunkState{}
 	}
-	chunkID := func() string { return fmt.Sprintf("%s:%04d", doc.ID, len(w.Chunks)) }
 
 	lineNo := 0
 	for off := 0; off < len(text); {
@@ -235,9 +236,9 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 			continue
 		}
 		if cur.ents == nil {
-			cur = chunkState{ents: map[string]bool{}, rels: map[string]int{}}
+			cur = chunkState{id: chunkID(), ents: map[string]bool{}, rels: map[string]int{}}
 		}
-		cid := chunkID()
+		cid := cur.id
 		for _, e := range []struct{ id, name string }{{src, t.Subject}, {tgt, t.Object}} {
 			if !cur.ents[e.id] {
 				cur.ents[e.id] = true

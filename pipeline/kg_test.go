@@ -17,25 +17,8 @@ import (
 
 func kgPipeline(t *testing.T) (*pipeline.Pipeline, store.Store) {
 	t.Helper()
-	emb := embedstore.NewHash(embedstore.WithDimension(32))
 	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(t.TempDir(), "kg.db")}
-	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.Offline(s, emb, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, st
-}
-
-func writeKB(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return offlinePipeline(t, s, embedstore.NewHash(embedstore.WithDimension(32)))
 }
 
 func relationsOf(t *testing.T, st store.Store, names ...string) []store.Relation {
@@ -55,7 +38,7 @@ func TestImportTriples(t *testing.T) {
 	ctx := context.Background()
 	p, st := kgPipeline(t)
 	path := filepath.Join(t.TempDir(), "kb.txt")
-	writeKB(t, path, "# Wiki-Movies sample\n"+
+	write(t, path, "# Wiki-Movies sample\n"+
 		"Kismet|directed_by|William Dieterle\n"+
 		"Kismet|starred_actors|Marlene Dietrich\n"+
 		"\n"+
@@ -99,7 +82,7 @@ func TestImportTriples(t *testing.T) {
 	}
 
 	// A changed file replaces the old version: Morocco goes, Blonde Venus comes.
-	writeKB(t, path, "Kismet|directed_by|William Dieterle\nBlonde Venus|starred_actors|Marlene Dietrich\n")
+	write(t, path, "Kismet|directed_by|William Dieterle\nBlonde Venus|starred_actors|Marlene Dietrich\n")
 	r2 := p.ImportTriples(ctx, path)
 	if r2.Outcome != pipeline.Updated {
 		t.Fatalf("changed import: %+v", r2)
@@ -131,7 +114,7 @@ func TestImportTriplesChunksCiteTheirLines(t *testing.T) {
 		fmt.Fprintf(&b, "Movie %d|release_year|%d\n", i, 1900+i)
 	}
 	path := filepath.Join(t.TempDir(), "years.txt")
-	writeKB(t, path, b.String())
+	write(t, path, b.String())
 	r := p.ImportTriples(ctx, path)
 	if r.Outcome != pipeline.Added || r.Chunks != 3 {
 		t.Fatalf("import: %+v", r)
@@ -168,7 +151,7 @@ func TestImportTriplesChunksCiteTheirLines(t *testing.T) {
 func TestImportTriplesRejectsFilesWithoutTriples(t *testing.T) {
 	p, _ := kgPipeline(t)
 	path := filepath.Join(t.TempDir(), "prose.txt")
-	writeKB(t, path, "This is prose.\nIt has no triples at all.\n")
+	write(t, path, "This is prose.\nIt has no triples at all.\n")
 	r := p.ImportTriples(context.Background(), path)
 	if r.Outcome != pipeline.Failed || !strings.Contains(r.Error, "no subject|relation|object line") || r.Rejected != 2 {
 		t.Errorf("import of prose: %+v", r)

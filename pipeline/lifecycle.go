@@ -92,7 +92,7 @@ func unfinished(d store.Document) bool {
 
 // localPath reports whether a document came from a file ingest can re-read.
 func localPath(d store.Document) bool {
-	return d.Format != "kg" && d.Path != "" && !strings.Contains(d.Path, "://")
+	return d.Format != KGFormat && d.Path != "" && !strings.Contains(d.Path, "://")
 }
 
 // withUnfinished adds to files the paths of documents left pending or

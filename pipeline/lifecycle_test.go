@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,28 +19,8 @@ import (
 // folder, so its own files make no events) with the offline stages.
 func openLifecyclePipeline(t testing.TB) (*pipeline.Pipeline, store.Store) {
 	t.Helper()
-	emb := embedstore.NewHash(embedstore.WithDimension(64))
 	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(t.TempDir(), "g.db"), ChunkTokens: 96, ChunkOverlap: 8, Concurrency: 2}
-	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.Offline(s, emb, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, st
-}
-
-func putFile(t testing.TB, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return offlinePipeline(t, s, embedstore.NewHash(embedstore.WithDimension(64)))
 }
 
 // gatedExtractor runs the real extractor, but each call first announces
@@ -91,7 +70,7 @@ func TestStatusMachine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ada.md")
-	putFile(t, path, "# Ada\n\nAda Lovelace worked with Charles Babbage on the Analytical Engine.\n")
+	write(t, path, "# Ada\n\nAda Lovelace worked with Charles Babbage on the Analytical Engine.\n")
 	p, st := openLifecyclePipeline(t)
 	g := gate(p)
 
@@ -113,7 +92,7 @@ func TestStatusMachine(t *testing.T) {
 
 	// Changed file: the old version stays done and searchable until the new one lands.
 	g = gate(p)
-	putFile(t, path, "# Ada\n\nAda Lovelace wrote the first published algorithm for the Analytical Engine.\n")
+	write(t, path, "# Ada\n\nAda Lovelace wrote the first published algorithm for the Analytical Engine.\n")
 	go func() { res <- p.IngestFile(ctx, path) }()
 	<-g.entered
 	if d := docAt(t, st, path); d == nil || d.ID != first.ID || d.Status != store.StatusDone {
@@ -136,7 +115,7 @@ func TestStatusMachine(t *testing.T) {
 
 	// A file with nothing to index fails with a reason.
 	empty := filepath.Join(dir, "empty.txt")
-	putFile(t, empty, "   \n\n")
+	write(t, empty, "   \n\n")
 	if r := p.IngestFile(ctx, empty); r.Outcome != pipeline.Failed {
 		t.Fatalf("empty file: %+v", r)
 	}
@@ -152,14 +131,14 @@ func TestStatusMachine(t *testing.T) {
 func TestCancelRollsBack(t *testing.T) {
 	dir := t.TempDir()
 	fresh, known := filepath.Join(dir, "fresh.md"), filepath.Join(dir, "known.md")
-	putFile(t, fresh, "Grace Hopper built the A-0 System at Remington Rand.\n")
-	putFile(t, known, "Alan Turing worked at Bletchley Park.\n")
+	write(t, fresh, "Grace Hopper built the A-0 System at Remington Rand.\n")
+	write(t, known, "Alan Turing worked at Bletchley Park.\n")
 	p, st := openLifecyclePipeline(t)
 	if r := p.IngestFile(context.Background(), known); r.Outcome != pipeline.Added {
 		t.Fatal(r)
 	}
 	before := docAt(t, st, known)
-	putFile(t, known, "Alan Turing proposed the Turing test in Manchester.\n")
+	write(t, known, "Alan Turing proposed the Turing test in Manchester.\n")
 
 	for _, path := range []string{fresh, known} {
 		g := gate(p)
@@ -184,9 +163,9 @@ func TestIngestResumesUnfinished(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	elsewhere := filepath.Join(dir, "elsewhere", "hopper.md") // not among the paths of the run
-	putFile(t, elsewhere, "Grace Hopper popularised the term debugging at Harvard.\n")
+	write(t, elsewhere, "Grace Hopper popularised the term debugging at Harvard.\n")
 	docs := filepath.Join(dir, "docs")
-	putFile(t, filepath.Join(docs, "turing.md"), "Alan Turing worked at Bletchley Park.\n")
+	write(t, filepath.Join(docs, "turing.md"), "Alan Turing worked at Bletchley Park.\n")
 	gone := filepath.Join(dir, "gone.md")
 	p, st := openLifecyclePipeline(t)
 
@@ -227,7 +206,7 @@ func TestIngestResumesUnfinished(t *testing.T) {
 func TestIngestStopFinishesInFlight(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"a.md", "b.md", "c.md", "d.md"} {
-		putFile(t, filepath.Join(dir, name), "Ada Lovelace and "+strings.ToUpper(name[:1])+"lan Turing met in "+name+".\n")
+		write(t, filepath.Join(dir, name), "Ada Lovelace and "+strings.ToUpper(name[:1])+"lan Turing met in "+name+".\n")
 	}
 	p, st := openLifecyclePipeline(t)
 	p.Concurrency = 1
@@ -262,9 +241,9 @@ func TestIngestStopFinishesInFlight(t *testing.T) {
 func TestDeletePath(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	putFile(t, filepath.Join(dir, "keep.md"), "Ada Lovelace worked with Charles Babbage.\n")
-	putFile(t, filepath.Join(dir, "old", "a.md"), "Alan Turing worked at Bletchley Park with Gordon Welchman.\n")
-	putFile(t, filepath.Join(dir, "old", "deep", "b.md"), "Gordon Welchman designed the diagonal board.\n")
+	write(t, filepath.Join(dir, "keep.md"), "Ada Lovelace worked with Charles Babbage.\n")
+	write(t, filepath.Join(dir, "old", "a.md"), "Alan Turing worked at Bletchley Park with Gordon Welchman.\n")
+	write(t, filepath.Join(dir, "old", "deep", "b.md"), "Gordon Welchman designed the diagonal board.\n")
 	p, st := openLifecyclePipeline(t)
 	if _, err := p.Ingest(ctx, []string{dir}, pipeline.Options{}); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -394,7 +393,7 @@ func (p *Pipeline) prune(ctx context.Context, record func(FileResult)) error {
 		return fmt.Errorf("prune: list documents: %w", err)
 	}
 	for _, d := range docs {
-		if d.Format == "kg" || d.Path == "" || strings.Contains(d.Path, "://") {
+		if !localPath(d) {
 			continue
 		}
 		if _, err := os.Stat(d.Path); !errors.Is(err, fs.ErrNotExist) {

@@ -17,8 +17,14 @@ import (
 // newPipeline opens a fresh SQLite store in a temp dir with the offline stages.
 func newPipeline(t testing.TB, dbPath string, s pipeline.Settings) (*pipeline.Pipeline, store.Store) {
 	t.Helper()
-	emb := embedstore.NewHash(embedstore.WithDimension(64))
 	s.Store = "sqlite://" + dbPath
+	return offlinePipeline(t, s, embedstore.NewHash(embedstore.WithDimension(64)))
+}
+
+// offlinePipeline opens the store s names with the offline stages and emb;
+// the store is closed when the test ends.
+func offlinePipeline(t testing.TB, s pipeline.Settings, emb embedstore.Embedder) (*pipeline.Pipeline, store.Store) {
+	t.Helper()
 	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +37,7 @@ func newPipeline(t testing.TB, dbPath string, s pipeline.Settings) (*pipeline.Pi
 	return p, st
 }
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

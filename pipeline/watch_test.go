@@ -93,7 +93,7 @@ func (r *watchRig) path(rel string) string { return filepath.Join(r.root, filepa
 
 func (r *watchRig) write(rel, text string) {
 	r.t.Helper()
-	putFile(r.t, r.path(rel), text)
+	write(r.t, r.path(rel), text)
 }
 
 func (r *watchRig) rename(from, to string) {
@@ -276,7 +276,7 @@ func TestWatchAtomicSaves(t *testing.T) {
 	})
 	// Save by writing a temp file and renaming it over the original.
 	tmp := r.path("a.md.tmp")
-	putFile(t, tmp, "Ada Lovelace wrote the Alphasaved notes.\n")
+	write(t, tmp, "Ada Lovelace wrote the Alphasaved notes.\n")
 	r.rename(tmp, r.path("a.md"))
 	// Save the way vim does: move the original to a backup, write anew, drop the backup.
 	r.rename(r.path("v.md"), r.path("v.md~"))
@@ -422,7 +422,7 @@ func TestWatchStopLeavesQueuedPending(t *testing.T) {
 func TestWatchRejectsFiles(t *testing.T) {
 	p, _ := openLifecyclePipeline(t)
 	f := filepath.Join(t.TempDir(), "a.md")
-	putFile(t, f, "x")
+	write(t, f, "x")
 	err := p.Watch(context.Background(), []string{f})
 	if err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Fatalf("watching a file should be refused: %v", err)
@@ -449,7 +449,7 @@ func BenchmarkWatchReaction(b *testing.B) {
 func benchWatchReaction(b *testing.B, debounce time.Duration) {
 	p, st := openLifecyclePipeline(b)
 	root := b.TempDir()
-	putFile(b, filepath.Join(root, "seed.md"), "Ada Lovelace worked with Charles Babbage.\n")
+	write(b, filepath.Join(root, "seed.md"), "Ada Lovelace worked with Charles Babbage.\n")
 	synced := make(chan struct{})
 	stop := make(chan struct{})
 	done := make(chan error, 1)
@@ -464,7 +464,7 @@ func benchWatchReaction(b *testing.B, debounce time.Duration) {
 		word := fmt.Sprintf("Reactionword%d", i)
 		text := fmt.Sprintf("# Change %d\n\nAda Lovelace and Charles Babbage discussed the %s with Mary Somerville in London.\n", i, word)
 		start := time.Now()
-		putFile(b, filepath.Join(root, fmt.Sprintf("doc%d.md", i%5)), text)
+		write(b, filepath.Join(root, fmt.Sprintf("doc%d.md", i%5)), text)
 		for {
 			hits, err := st.SearchChunksText(context.Background(), word, 1)
 			if err != nil {

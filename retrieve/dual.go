@@ -64,18 +64,10 @@ func (r *Retriever) dual(ctx context.Context, res *Result) error {
 	res.Passages = dropEmpty(res.Passages)
 
 	return st.time("assemble", func() error {
-		// Merge and deduplicate: the local level's entities first, then the
-		// global level's; relations likewise.
-		var ents []store.EntityHit
-		seen := map[string]bool{}
-		for _, list := range [][]store.EntityHit{local.entities, global.entities} {
-			for _, e := range list {
-				if !seen[e.ID] {
-					seen[e.ID] = true
-					ents = append(ents, e)
-				}
-			}
-		}
+		// Merge: the local level's entities first, then the global level's
+		// (describe keeps each once); relations likewise, deduplicated and
+		// cut here, before describe orders them by weight.
+		ents := append(local.entities[:len(local.entities):len(local.entities)], global.entities...)
 		var rels []store.Relation
 		relSeen := map[string]bool{}
 		for _, list := range [][]store.RelationHit{local.relations, global.relations} {

@@ -102,14 +102,6 @@ func dropEmpty(ps []Passage) []Passage {
 func (r *Retriever) describe(ctx context.Context, res *Result, named []store.Entity, hits []store.EntityHit, via string,
 	rel1, rel2 []store.Relation, facts []store.RelationHit, pg *passageGraph) error {
 	cfg := r.cfg
-	count := func(e store.Entity) int {
-		if pg != nil {
-			if n, ok := pg.chunkCount[e.ID]; ok {
-				return n
-			}
-		}
-		return e.Mentions
-	}
 	seen := map[string]bool{}
 	addEntity := func(e store.Entity, score float64, via string) {
 		if seen[e.ID] || len(res.Entities) >= cfg.MaxEntities {
@@ -117,7 +109,7 @@ func (r *Retriever) describe(ctx context.Context, res *Result, named []store.Ent
 		}
 		seen[e.ID] = true
 		res.Entities = append(res.Entities, EntityInfo{ID: e.ID, Name: e.Name, Type: e.Type, Description: e.Description,
-			Chunks: count(e), Score: score, Via: via})
+			Chunks: pg.entityChunks(e), Score: score, Via: via})
 	}
 	for _, e := range named {
 		addEntity(e, 1, "name")

@@ -38,7 +38,6 @@ type docInfo struct {
 // passageGraph is the entity-chunk graph of one store version: chunks are
 // nodes 0..len(chunks)-1, entities the nodes after them.
 type passageGraph struct {
-	version  string
 	g        *graphalg.Graph
 	chunks   []string // node -> chunk id
 	chunkDoc []string // node -> document id
@@ -52,6 +51,17 @@ type passageGraph struct {
 
 func (pg *passageGraph) isChunk(node int) bool { return node < len(pg.chunks) }
 
+// entityChunks is the number of chunks mentioning e: the graph's count
+// when pg holds e (dropped entities included), else the store's.
+func (pg *passageGraph) entityChunks(e store.Entity) int {
+	if pg != nil {
+		if n, ok := pg.chunkCount[e.ID]; ok {
+			return n
+		}
+	}
+	return e.Mentions
+}
+
 // entityNode returns the node of an entity kept in the graph.
 func (pg *passageGraph) entityNode(id string) (int, bool) {
 	n, ok := pg.entIdx[id]
@@ -59,13 +69,12 @@ func (pg *passageGraph) entityNode(id string) (int, bool) {
 }
 
 // buildGraph reads the whole graph from the store.
-func buildGraph(ctx context.Context, st store.Reader, gs store.GraphScanner, version string, o GraphOptions) (*passageGraph, error) {
+func buildGraph(ctx context.Context, st store.Reader, gs store.GraphScanner, o GraphOptions) (*passageGraph, error) {
 	docs, err := st.Documents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load graph: documents: %w", err)
 	}
 	pg := &passageGraph{
-		version:    version,
 		chunkIdx:   map[string]int{},
 		entIdx:     map[string]int{},
 		chunkCount: map[string]int{},
@@ -151,30 +160,32 @@ func titleEntityIDs(title string) [2]string {
 	return out
 }
 
-// graphCache keeps the graph of the store's current version, rebuilding it
+// versioned keeps one value built from the store's graph, rebuilding it
 // when GraphVersion moves. Concurrent queries share one build.
-type graphCache struct {
-	opts GraphOptions
-	mu   sync.Mutex
-	pg   *passageGraph
+type versioned[T any] struct {
+	mu      sync.Mutex
+	built   bool
+	version string
+	val     T
 }
 
-func (c *graphCache) get(ctx context.Context, st store.Reader, gs store.GraphScanner) (*passageGraph, error) {
+func (c *versioned[T]) get(ctx context.Context, gs store.GraphScanner, build func() (T, error)) (T, error) {
+	var zero T
 	version, err := gs.GraphVersion(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("graph version: %w", err)
+		return zero, fmt.Errorf("graph version: %w", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pg != nil && c.pg.version == version {
-		return c.pg, nil
+	if c.built && c.version == version {
+		return c.val, nil
 	}
-	pg, err := buildGraph(ctx, st, gs, version, c.opts)
+	v, err := build()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	c.pg = pg
-	return pg, nil
+	c.val, c.version, c.built = v, version, true
+	return v, nil
 }
 
 // seedWeights turns the question's entities into PPR seeds, each weighted

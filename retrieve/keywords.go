@@ -116,23 +116,44 @@ func keywordList(raw json.RawMessage) []string {
 // from the names, and relation search does better with both. A question
 // without names uses its content words at both levels.
 func OfflineKeywords(m Mentioner, question string) Keywords {
-	kw := Keywords{Source: "offline"}
-	if m != nil {
-		seen := map[string]bool{}
-		for _, e := range m.Mentions(question) {
-			key := graphbuild.NormalizeKey(e.Name)
-			if key == "" || seen[key] {
-				continue
-			}
-			seen[key] = true
-			kw.Low = append(kw.Low, e.Name)
-		}
-	}
-	kw.High = ContentWords(question)
+	return offlineKeywords(mentionNames(m, question), question)
+}
+
+// offlineKeywords is OfflineKeywords with the question's names already found.
+func offlineKeywords(names []string, question string) Keywords {
+	kw := Keywords{Low: names, High: ContentWords(question), Source: "offline"}
 	if len(kw.Low) == 0 {
 		kw.Low = kw.High
 	}
 	return kw
+}
+
+// mentionNames are the names the extractor finds in text, each once.
+func mentionNames(m Mentioner, text string) []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range m.Mentions(text) {
+		key := graphbuild.NormalizeKey(e.Name)
+		if key == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// textQuery is the full-text query for a question: its content words, as
+// stop words add nothing to BM25 but make the index walk every posting list
+// they have; the question itself when it has none.
+func textQuery(question string) string {
+	if terms := strings.Join(ContentWords(question), " "); terms != "" {
+		return terms
+	}
+	return question
 }
 
 // ContentWords are the words of text that are not stop words, in order,

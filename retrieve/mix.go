@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"docgraph/embedstore"
 	"docgraph/graphbuild"
 	"docgraph/store"
 )
@@ -26,13 +27,10 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	}
 	st := &stages{res: res}
 	q := res.Question
-	// Full-text queries leave out stop words: they add nothing to BM25 but
-	// make the index walk every posting list they have.
-	terms := strings.Join(ContentWords(q), " ")
-	if terms == "" {
-		terms = q
-	}
-	offline := OfflineKeywords(r.ner, q)
+	terms := textQuery(q)
+	// The extractor runs once: its names are both the offline keywords and
+	// the entity names to look up.
+	names := mentionNames(r.ner, q)
 
 	var vec []float32
 	if err := st.time("embed", func() (err error) {
@@ -58,7 +56,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	}
 
 	var (
-		kw                                     = offline
+		kw                                     = offlineKeywords(names, q)
 		ftHits, vecHits                        []store.ChunkHit
 		factHits                               []store.RelationHit
 		pg                                     *passageGraph
@@ -98,7 +96,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 			})
 		}
 		if err := st.time("entities", func() (err error) {
-			named, textEnts, err = r.discover(gctx, nameCandidates(r.ner, q, kw), terms)
+			named, textEnts, err = r.discover(gctx, nameCandidates(names, kw), terms)
 			return err
 		}); err != nil {
 			return err
@@ -106,7 +104,9 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		if gs, ok := r.store.(store.GraphScanner); ok {
 			_ = st.time("graph", func() error {
 				var err error
-				if pg, err = r.graph.get(gctx, r.store, gs); err != nil && gctx.Err() == nil {
+				if pg, err = r.graph.get(gctx, gs, func() (*passageGraph, error) {
+					return buildGraph(gctx, r.store, gs, r.cfg.Graph)
+				}); err != nil && gctx.Err() == nil {
 					pg = nil // without the graph the other paths still answer
 				}
 				return nil
@@ -125,7 +125,7 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 				if err != nil {
 					return wrap("mentions", err)
 				}
-				counts := entityCounts(pg, named, nil)
+				counts := entityCounts(pg, named)
 				mentionRanked = rankMentions(ms, func(id string) float64 {
 					return seedEnts[id] / float64(max(counts[id], 1))
 				})
@@ -214,13 +214,7 @@ func wrap(what string, err error) error {
 func seedEntities(pg *passageGraph, named []store.Entity, maxChunks int) map[string]float64 {
 	seeds := map[string]float64{}
 	for _, e := range named {
-		n := max(e.Mentions, 1)
-		if pg != nil {
-			if c, ok := pg.chunkCount[e.ID]; ok {
-				n = c
-			}
-		}
-		if maxChunks <= 0 || n <= maxChunks {
+		if n := max(pg.entityChunks(e), 1); maxChunks <= 0 || n <= maxChunks {
 			seeds[e.ID] = 1
 		}
 	}
@@ -261,46 +255,27 @@ func (r *Retriever) discover(ctx context.Context, names []string, fallback strin
 
 // nameCandidates are the names the question mentions (by the extractor)
 // and the model's low-level keywords, each once.
-func nameCandidates(m Mentioner, q string, kw Keywords) []string {
+func nameCandidates(names []string, kw Keywords) []string {
+	if kw.Source != "llm" {
+		return names
+	}
 	var out []string
 	seen := map[string]bool{}
-	add := func(n string) {
+	for _, n := range append(names[:len(names):len(names)], kw.Low...) {
 		k := graphbuild.NormalizeKey(n)
 		if k != "" && !seen[k] {
 			seen[k] = true
 			out = append(out, n)
 		}
 	}
-	if m != nil {
-		for _, e := range m.Mentions(q) {
-			add(e.Name)
-		}
-	}
-	if kw.Source == "llm" {
-		for _, n := range kw.Low {
-			add(n)
-		}
-	}
 	return out
 }
 
 // entityCounts is the number of chunks mentioning each entity found.
-func entityCounts(pg *passageGraph, named []store.Entity, hits []store.EntityHit) map[string]int {
+func entityCounts(pg *passageGraph, named []store.Entity) map[string]int {
 	out := map[string]int{}
-	put := func(e store.Entity) {
-		if pg != nil {
-			if n, ok := pg.chunkCount[e.ID]; ok {
-				out[e.ID] = n
-				return
-			}
-		}
-		out[e.ID] = e.Mentions
-	}
 	for _, e := range named {
-		put(e)
-	}
-	for _, h := range hits {
-		put(h.Entity)
+		out[e.ID] = pg.entityChunks(e)
 	}
 	return out
 }
@@ -412,30 +387,15 @@ func embeddingsOf(lists ...[]store.ChunkHit) map[string]store.ChunkHit {
 	return out
 }
 
-// rankByCosine orders passages by the cosine of their embedding to vec.
+// rankByCosine orders passages by the cosine of their embedding to vec (0
+// for an embedding of another length, from another embedder).
 func rankByCosine(vec []float32, ps []Passage) []scoredID {
 	out := make([]scoredID, 0, len(ps))
 	for _, p := range ps {
 		if len(p.embedding) > 0 {
-			out = append(out, scoredID{p.ChunkID, cosine(vec, p.embedding)})
+			out = append(out, scoredID{p.ChunkID, embedstore.Cosine(vec, p.embedding)})
 		}
 	}
 	sortScored(out)
 	return out
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

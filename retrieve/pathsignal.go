@@ -3,7 +3,6 @@ package retrieve
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"docgraph/retrieve/paths"
 	"docgraph/store"
@@ -13,12 +12,9 @@ import (
 // retrieval (retrieve/paths) over the store's whole entity graph, loaded
 // on first use and again whenever the store's graph version changes.
 type pathCache struct {
-	spec paths.Spec
-	opts []paths.Option
-
-	mu      sync.Mutex
-	version string
-	r       *paths.Retriever
+	spec  paths.Spec
+	opts  []paths.Option
+	cache versioned[*paths.Retriever]
 }
 
 // newPathCache checks the spec now, so a bad --paths fails before any query.
@@ -34,25 +30,13 @@ func newPathCache(spec string, opts ...paths.Option) (*pathCache, error) {
 }
 
 func (c *pathCache) get(ctx context.Context, gs store.GraphScanner, ks store.KGScanner) (*paths.Retriever, error) {
-	version, err := gs.GraphVersion(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("graph version: %w", err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.r != nil && c.version == version {
-		return c.r, nil
-	}
-	kg, err := paths.LoadKG(ctx, ks)
-	if err != nil {
-		return nil, err
-	}
-	r, err := paths.New(kg, c.spec, append([]paths.Option{paths.WithProvenance(ks)}, c.opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	c.r, c.version = r, version
-	return r, nil
+	return c.cache.get(ctx, gs, func() (*paths.Retriever, error) {
+		kg, err := paths.LoadKG(ctx, ks)
+		if err != nil {
+			return nil, err
+		}
+		return paths.New(kg, c.spec, append([]paths.Option{paths.WithProvenance(ks)}, c.opts...)...)
+	})
 }
 
 // DefaultPathSpec is the modules behind mix's path signal.

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"docgraph/embedstore"
@@ -120,11 +119,7 @@ func (n *Naive) Retrieve(ctx context.Context, question string, k int) (*Result, 
 	res.Timings["vector"] = time.Since(t)
 
 	t = time.Now()
-	terms := strings.Join(ContentWords(question), " ")
-	if terms == "" {
-		terms = question
-	}
-	thits, err := n.Store.SearchChunksText(ctx, terms, cand)
+	thits, err := n.Store.SearchChunksText(ctx, textQuery(question), cand)
 	if err != nil {
 		return nil, fmt.Errorf("full-text search: %w", err)
 	}
@@ -155,17 +150,8 @@ func NewFusion(k float64) *Fusion {
 // Add folds one ranked list in under a signal name with a weight.
 func (f *Fusion) Add(signal string, weight float64, hits []store.ChunkHit) {
 	for i, h := range hits {
-		p, ok := f.byID[h.ID]
-		if !ok {
-			p = &Passage{ChunkID: h.ID, DocID: h.DocID, DocPath: h.DocPath, DocTitle: h.DocTitle, Index: h.Index, Text: h.Text,
-				Signals: map[string]int{}, embedding: h.Embedding}
-			f.byID[h.ID] = p
-		}
-		if _, seen := p.Signals[signal]; seen {
-			continue
-		}
-		p.Signals[signal] = i + 1
-		f.scores[h.ID] += weight / (f.k + float64(i+1))
+		f.fold(signal, weight, i, Passage{ChunkID: h.ID, DocID: h.DocID, DocPath: h.DocPath, DocTitle: h.DocTitle, Index: h.Index, Text: h.Text,
+			embedding: h.Embedding})
 	}
 }
 
@@ -173,17 +159,24 @@ func (f *Fusion) Add(signal string, weight float64, hits []store.ChunkHit) {
 // introduces carry only their id until filled from the store.
 func (f *Fusion) AddRanked(signal string, weight float64, ranked []scoredID) {
 	for i, h := range ranked {
-		p, ok := f.byID[h.ID]
-		if !ok {
-			p = &Passage{ChunkID: h.ID, Signals: map[string]int{}}
-			f.byID[h.ID] = p
-		}
-		if _, seen := p.Signals[signal]; seen {
-			continue
-		}
-		p.Signals[signal] = i + 1
-		f.scores[h.ID] += weight / (f.k + float64(i+1))
+		f.fold(signal, weight, i, Passage{ChunkID: h.ID})
 	}
+}
+
+// fold credits a passage with 0-based rank i of a signal, once per signal;
+// p is kept only when its chunk is new to the fusion.
+func (f *Fusion) fold(signal string, weight float64, i int, p Passage) {
+	q, ok := f.byID[p.ChunkID]
+	if !ok {
+		p.Signals = map[string]int{}
+		q = &p
+		f.byID[p.ChunkID] = q
+	}
+	if _, seen := q.Signals[signal]; seen {
+		return
+	}
+	q.Signals[signal] = i + 1
+	f.scores[p.ChunkID] += weight / (f.k + float64(i+1))
 }
 
 // update copies what p knows of its chunk and document into the fused

@@ -114,7 +114,7 @@ type Retriever struct {
 	model llms.Model
 	ner   Mentioner
 	cfg   Config
-	graph *graphCache
+	graph versioned[*passageGraph]
 	paths *pathCache
 	// pathsErr is a bad PathSpec, reported by the first mix query.
 	pathsErr error
@@ -130,7 +130,6 @@ func New(st store.Reader, emb embedstore.Embedder, opts ...Option) *Retriever {
 	if r.ner == nil {
 		r.ner = ner.NewOffline()
 	}
-	r.graph = &graphCache{opts: r.cfg.Graph}
 	if r.cfg.Weights.Paths > 0 {
 		r.paths, r.pathsErr = newPathCache(r.cfg.PathSpec, paths.WithEmbedder(r.emb))
 	}

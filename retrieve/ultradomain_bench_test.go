@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"docgraph/eval"
 	"docgraph/pipeline"
 	"docgraph/retrieve"
 	_ "docgraph/store/sqlite"
@@ -18,7 +19,11 @@ import (
 // store named by DOCGRAPH_BENCH_STORE) and runs the 100 questions of
 // questions.json in a warm process, reporting p50 and p95 latency per mode.
 func BenchmarkQueryUltraDomain(b *testing.B) {
-	root, _ := filepath.Abs("../../shared/data/ultradomain_cs")
+	data, err := eval.FindData(".")
+	if err != nil {
+		b.Skip(err)
+	}
+	root := filepath.Join(data, "ultradomain_cs")
 	raw, err := os.ReadFile(filepath.Join(root, "questions.json"))
 	if err != nil {
 		b.Skip("shared data absent:", root)

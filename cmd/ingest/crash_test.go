@@ -324,8 +324,8 @@ func sameGraph(t *testing.T, got, want string) {
 	t.Fatalf("graph differs from a clean ingest (+ only here, - only in the clean one):\n%s", strings.Join(diff, "\n"))
 }
 
-// unfinishedRows lists documents not done or failed.
-func unfinishedRows(t *testing.T, db string) []string {
+// storedDocs lists the documents the SQLite store at db holds.
+func storedDocs(t *testing.T, db string) []store.Document {
 	t.Helper()
 	st, err := store.Open(context.Background(), "sqlite://"+db, store.Options{})
 	if err != nil {
@@ -336,8 +336,14 @@ func unfinishedRows(t *testing.T, db string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return docs
+}
+
+// unfinishedRows lists documents not done or failed.
+func unfinishedRows(t *testing.T, db string) []string {
+	t.Helper()
 	var out []string
-	for _, d := range docs {
+	for _, d := range storedDocs(t, db) {
 		if d.Status == store.StatusPending || d.Status == store.StatusProcessing {
 			out = append(out, string(d.Status)+" "+d.Path)
 		}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -10,18 +8,7 @@ import (
 	"testing"
 
 	"docgraph/pipeline"
-	"docgraph/store"
 )
-
-// runLifecycleCmd runs the ingest command line in this process.
-func runLifecycleCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd := newRootCmd(streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
-	cmd.SetArgs(args)
-	err = cmd.ExecuteContext(context.Background())
-	return out.String(), errOut.String(), err
-}
 
 // TestDeleteIsExact ingests two sets of documents that mention the same
 // people and places, deletes one set, and compares the whole graph with a
@@ -40,17 +27,8 @@ func TestDeleteIsExact(t *testing.T) {
 	}{
 		{name: "by folder", targets: func(*testing.T, string) []string { return []string{b} }},
 		{name: "by path and id", targets: func(t *testing.T, db string) []string {
-			st, err := store.Open(context.Background(), "sqlite://"+db, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			docs, err := st.Documents(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
 			var targets []string
-			for i, d := range docs {
+			for i, d := range storedDocs(t, db) {
 				if !strings.HasPrefix(d.Path, b+string(filepath.Separator)) {
 					continue
 				}
@@ -66,11 +44,11 @@ func TestDeleteIsExact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "g.db")
-			if _, errOut, err := runLifecycleCmd(t, append(storeArgs(db), a, b)...); err != nil {
+			if _, errOut, err := runCmd(t, append(storeArgs(db), a, b)...); err != nil {
 				t.Fatalf("ingest: %v\n%s", err, errOut)
 			}
 			// No --embedder: delete takes the one the store holds.
-			out, errOut, err := runLifecycleCmd(t, append([]string{"delete", "--store", "sqlite://" + db}, tt.targets(t, db)...)...)
+			out, errOut, err := runCmd(t, append([]string{"delete", "--store", "sqlite://" + db}, tt.targets(t, db)...)...)
 			if err != nil {
 				t.Fatalf("delete: %v\n%s", err, errOut)
 			}
@@ -86,14 +64,14 @@ func TestDeleteReportsMissingTargets(t *testing.T) {
 	work := t.TempDir()
 	corpus(t, work, 2, 7)
 	db := filepath.Join(t.TempDir(), "g.db")
-	if _, errOut, err := runLifecycleCmd(t, append(storeArgs(db), work)...); err != nil {
+	if _, errOut, err := runCmd(t, append(storeArgs(db), work)...); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, errOut)
 	}
-	_, errOut, err := runLifecycleCmd(t, "delete", "--store", "sqlite://"+db, "--json", filepath.Join(work, "nope.md"))
+	_, errOut, err := runCmd(t, "delete", "--store", "sqlite://"+db, "--json", filepath.Join(work, "nope.md"))
 	if !errors.Is(err, errNothingDeleted) || exitCode(err) != 1 || !strings.Contains(errOut, "nope.md") {
 		t.Fatalf("deleting nothing should fail naming the target: %v\n%s", err, errOut)
 	}
-	out, _, err := runLifecycleCmd(t, "delete", "--store", "sqlite://"+db, "--json", work)
+	out, _, err := runCmd(t, "delete", "--store", "sqlite://"+db, "--json", work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +79,7 @@ func TestDeleteReportsMissingTargets(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) != 2 || results[0].Outcome != pipeline.Deleted {
 		t.Fatalf("--json should list the deleted documents: %v\n%s", err, out)
 	}
-	_, _, err = runLifecycleCmd(t, "delete", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"), "x")
+	_, _, err = runCmd(t, "delete", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"), "x")
 	if err == nil || !strings.Contains(err.Error(), "no store at") {
 		t.Fatalf("a missing store should be reported, not created: %v", err)
 	}

@@ -161,28 +161,12 @@ func storeURL(s pipeline.Settings) string {
 // is a mistake (a wrong --store or working directory) worth reporting. A
 // zero opts.Embedder adopts the embedder the store holds.
 func openExisting(ctx context.Context, s pipeline.Settings, opts store.Options) (store.Store, error) {
-	raw := storeURL(s)
-	if path, ok := sqliteFile(raw); ok {
+	if path, ok := sqliteFile(storeURL(s)); ok {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no store at %s (nothing ingested yet, or another --store?)", path)
 		}
 	}
-	opts.Database, opts.BatchSize = s.Neo4jDatabase, s.BatchSize
-	// The same precedence as pipeline.OpenStore: the server's usual
-	// variables, then docgraph.yaml or DOCGRAPH_NEO4J_*.
-	opts.Username = firstEnv("NEO4J_USER", "NEO4J_USERNAME")
-	if opts.Username == "" {
-		opts.Username = s.Neo4jUser
-	}
-	opts.Password = firstEnv("NEO4J_PASSWORD")
-	if opts.Password == "" {
-		opts.Password = s.Neo4jPassword
-	}
-	st, err := store.Open(ctx, raw, opts)
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", store.Redact(raw), err)
-	}
-	return st, nil
+	return pipeline.OpenStoreWith(ctx, s, opts)
 }
 
 // sqliteFile returns the database file of an embedded store URL.
@@ -195,13 +179,4 @@ func sqliteFile(raw string) (string, bool) {
 		return "", false
 	}
 	return store.SQLitePath(u), true
-}
-
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -18,11 +18,11 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "g.db")
-	if _, _, err := runLifecycleCmd(t, append(storeArgs(db), work)...); exitCode(err) != 2 {
+	if _, _, err := runCmd(t, append(storeArgs(db), work)...); exitCode(err) != 2 {
 		t.Fatalf("ingest with two bad files should exit 2: %v", err)
 	}
 
-	out, errOut, err := runLifecycleCmd(t, "status", "--store", "sqlite://"+db, "--json")
+	out, errOut, err := runCmd(t, "status", "--store", "sqlite://"+db, "--json")
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, errOut)
 	}
@@ -48,7 +48,7 @@ func TestStatus(t *testing.T) {
 		}
 	}
 
-	text, _, err := runLifecycleCmd(t, "status", "--store", "sqlite://"+db)
+	text, _, err := runCmd(t, "status", "--store", "sqlite://"+db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestStatus(t *testing.T) {
 		}
 	}
 
-	_, _, err = runLifecycleCmd(t, "status", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"))
+	_, _, err = runCmd(t, "status", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"))
 	if err == nil || !strings.Contains(err.Error(), "no store at") {
 		t.Fatalf("status of a missing store should say so: %v", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,15 +21,6 @@ Morocco|starred_actors|Marlene Dietrich
 Juarez|directed_by|William Dieterle
 Juarez|starred_actors|Bette Davis
 `
-
-func runPathCmd(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	cmd := newRootCmd(streams{Out: &out, Err: &errb})
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), errb.String(), err
-}
 
 // kgStore imports pathKB into a fresh store and returns its URL and the KB path.
 func kgStore(t *testing.T) (string, string) {
@@ -55,7 +45,7 @@ func kgStore(t *testing.T) (string, string) {
 func TestQueryPathMode(t *testing.T) {
 	db, _ := kgStore(t)
 	q := "who directed the movies [Marlene Dietrich] acted in"
-	out, logs, err := runPathCmd(t, "--store", db, "--mode", "path", q)
+	out, logs, err := run(t, "--store", db, "--mode", "path", q)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, logs)
 	}
@@ -69,7 +59,7 @@ func TestQueryPathMode(t *testing.T) {
 		}
 	}
 
-	out, _, err = runPathCmd(t, "--store", db, "--mode", "path", "--json", "--paths", "pf=beam:emb", "--top-k", "2", q)
+	out, _, err = run(t, "--store", db, "--mode", "path", "--json", "--paths", "pf=beam:emb", "--top-k", "2", q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +77,7 @@ func TestQueryPathMode(t *testing.T) {
 		t.Errorf("json result: %+v", res)
 	}
 
-	out, _, err = runPathCmd(t, "--store", db, "--mode", "path", "--context-only", "--seed", "bette davis", "who starred with her")
+	out, _, err = run(t, "--store", db, "--mode", "path", "--context-only", "--seed", "bette davis", "who starred with her")
 	if err != nil || !strings.Contains(out, "Reasoning paths:\nBette Davis <-[starred_actors]- Juarez") {
 		t.Errorf("--context-only with --seed: %v\n%s", err, out)
 	}
@@ -98,7 +88,7 @@ func TestQueryPathMode(t *testing.T) {
 		"--restart 0.3 --damping 0.5": "same knob",
 		"--seed Nobody":               "no such entity",
 	} {
-		_, _, err := runPathCmd(t, append(append([]string{"--store", db, "--mode", "path"}, strings.Fields(args)...), q)...)
+		_, _, err := run(t, append(append([]string{"--store", db, "--mode", "path"}, strings.Fields(args)...), q)...)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", args, err, want)
 		}
@@ -117,7 +107,7 @@ func TestQueryPathModeWithFIAndAnswer(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
-	out, logs, err := runPathCmd(t, "--store", db, "--mode", "path", "--llm", "openai:test", "--filter", "fi",
+	out, logs, err := run(t, "--store", db, "--mode", "path", "--llm", "openai:test", "--filter", "fi",
 		"who directed the movies [Marlene Dietrich] acted in")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, logs)
@@ -144,7 +134,7 @@ func TestEvalMetaQA(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d-hop", h), "qa_dev.txt"), []byte(text), 0o644)
 	}
 	t.Chdir(dir)
-	out, logs, err := runPathCmd(t, "eval", "--metaqa", dir, "--hops", "1,2", "--paths", "se=ppr,pf=spf", "--paths", "lego:9", "--json")
+	out, logs, err := run(t, "eval", "--metaqa", dir, "--hops", "1,2", "--paths", "se=ppr,pf=spf", "--paths", "lego:9", "--json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, logs)
 	}
@@ -163,7 +153,7 @@ func TestEvalMetaQA(t *testing.T) {
 			t.Errorf("%s %d-hop recall %v", r.Spec, r.Hops, r.Recall)
 		}
 	}
-	if _, _, err := runPathCmd(t, "eval", "--metaqa", dir, "--baseline", "bm25"); err == nil || !strings.Contains(err.Error(), "available: igraph") {
+	if _, _, err := run(t, "eval", "--metaqa", dir, "--baseline", "bm25"); err == nil || !strings.Contains(err.Error(), "available: igraph") {
 		t.Errorf("bm25 baseline with --metaqa: %v", err)
 	}
 }

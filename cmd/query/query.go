@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,12 +262,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 }
 
 func validMode(m string) bool {
-	for _, x := range retrieve.Modes() {
-		if m == x {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(retrieve.Modes(), m)
 }
 
 // displayPath shows paths under the working directory relative to it.

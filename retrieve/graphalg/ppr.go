@@ -3,6 +3,7 @@ package graphalg
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // personalization normalises the seed weights into a probability vector,
@@ -24,8 +25,14 @@ func personalization(g *Graph, seeds map[int]float64) (nodes []int, weights []fl
 	for u, w := range seeds {
 		if w > 0 && !math.IsInf(w, 1) {
 			nodes = append(nodes, u)
-			weights = append(weights, w/total)
 		}
+	}
+	// Seeds in node order: the order mass is pushed in, and so the
+	// estimates of the push methods, must not depend on map iteration.
+	slices.Sort(nodes)
+	weights = make([]float64, len(nodes))
+	for i, u := range nodes {
+		weights[i] = seeds[u] / total
 	}
 	return nodes, weights
 }

@@ -2,7 +2,6 @@ package graphalg
 
 import (
 	"fmt"
-	"sort"
 )
 
 // NodeScore is a node with a score and, from a push, the residual mass
@@ -55,9 +54,6 @@ func (w *Pusher) PPR(seeds map[int]float64, damping, eps float64) []NodeScore {
 	if len(nodes) == 0 {
 		return nil
 	}
-	// Seeds in node order: the push order, and so the estimates, then do
-	// not depend on map iteration order.
-	sort.Sort(bySeed{nodes, weights})
 	w.reset()
 	p, r, queued, deg := w.p, w.r, w.queued, w.deg
 	add := func(u int32, mass float64) {
@@ -119,16 +115,4 @@ func (w *Pusher) reset() {
 		w.p[u], w.r[u], w.queued[u] = 0, 0, false
 	}
 	w.touched, w.queue = w.touched[:0], w.queue[:0]
-}
-
-type bySeed struct {
-	nodes   []int
-	weights []float64
-}
-
-func (s bySeed) Len() int           { return len(s.nodes) }
-func (s bySeed) Less(i, j int) bool { return s.nodes[i] < s.nodes[j] }
-func (s bySeed) Swap(i, j int) {
-	s.nodes[i], s.nodes[j] = s.nodes[j], s.nodes[i]
-	s.weights[i], s.weights[j] = s.weights[j], s.weights[i]
 }

@@ -17,7 +17,6 @@ import (
 // are the high-priority paths; the coarse paths it left out are kept as
 // additional paths, which the answer prompt lists after them.
 type FI struct {
-	model     llms.Model
 	threshold float64
 	maxCoarse int
 	llm       *LLM
@@ -32,7 +31,7 @@ func NewFI(model llms.Model, threshold float64, maxCoarse int) *FI {
 	if maxCoarse <= 0 {
 		maxCoarse = 40
 	}
-	return &FI{model: model, threshold: threshold, maxCoarse: maxCoarse, llm: &LLM{model: model}}
+	return &FI{threshold: threshold, maxCoarse: maxCoarse, llm: &LLM{model: model}}
 }
 
 // Stats returns the fine filter's model counters.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -164,7 +165,7 @@ func WithPruneKeep(f float64) Option { return func(r *Retriever) { r.pruneKeep =
 func WithMaxHop(n int) Option { return func(r *Retriever) { r.maxHop = n } }
 
 // WithBeamWidth sets beam search's width (default 8) and the bound on what
-// dynamic pruning keeps (default 8 times the width).
+// dynamic pruning keeps (default 16 times the width).
 func WithBeamWidth(width, maxBeam int) Option {
 	return func(r *Retriever) { r.width, r.maxBeam = width, maxBeam }
 }
@@ -287,12 +288,13 @@ func (r *Retriever) Scorer(name string) (Scorer, bool) {
 func (r *Retriever) Retrieve(ctx context.Context, question string, seedIDs []string) (*Result, error) {
 	res := &Result{Question: question, Spec: r.spec.String(), Timings: map[string]time.Duration{}}
 	start := time.Now()
+	linked := r.kg.Link(question)
 	var seeds []int
 	if len(seedIDs) == 0 {
-		seeds = r.kg.Link(question)
+		seeds = linked
 	} else {
 		for _, id := range seedIDs {
-			if n, ok := r.kg.Node(id); ok && !containsInt(seeds, n) {
+			if n, ok := r.kg.Node(id); ok && !slices.Contains(seeds, n) {
 				seeds = append(seeds, n)
 			}
 		}
@@ -316,7 +318,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, seedIDs []str
 	res.Timings["extract"] = time.Since(t)
 
 	named := map[int]bool{}
-	for _, n := range append(r.kg.Link(question), seeds...) {
+	for _, n := range append(linked[:len(linked):len(linked)], seeds...) {
 		named[n] = true
 	}
 	q := &query{question: question, seeds: seeds, named: named}
@@ -361,15 +363,6 @@ func (r *Retriever) Retrieve(ctx context.Context, question string, seedIDs []str
 	}
 	res.Timings["total"] = time.Since(start)
 	return res, nil
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Subgraph is what subgraph extraction kept: nodes ranked best first,
@@ -523,7 +516,7 @@ func (r *Retriever) keep(ctx context.Context, question string, seeds []int, rank
 		}
 		kept := ranked[:0:0]
 		for i, s := range ranked {
-			if keep[i] || containsInt(seeds, s.node) {
+			if keep[i] || slices.Contains(seeds, s.node) {
 				kept = append(kept, s)
 			}
 		}
@@ -539,7 +532,7 @@ func (r *Retriever) keep(ctx context.Context, question string, seeds []int, rank
 		sub.In[s.node] = true
 	}
 	for _, s := range seeds {
-		if !containsInt(sub.Nodes, s) {
+		if !slices.Contains(sub.Nodes, s) {
 			sub.Nodes = append(sub.Nodes, s)
 			sub.Scores = append(sub.Scores, 0)
 		}

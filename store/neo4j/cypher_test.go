@@ -156,10 +156,39 @@ var (
 	parameters = regexp.MustCompile(`\$(\w+)`)
 )
 
-// TestCypherStatementsCarryNoData scans every Cypher constant: labels and
+// checkCarriesNoData holds one statement to the rules: labels and
 // relationship types come from the fixed schema sets, the only quoted
-// literals are fixed keywords, nothing is a format string, and parameters
-// are plain names.
+// literals are the given keywords, nothing is a format string, and
+// parameters are plain lower-case names.
+func checkCarriesNoData(t *testing.T, name, text string, keywords []string) {
+	t.Helper()
+	for _, m := range nodeLabel.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(schemaLabels, m[1]) {
+			t.Errorf("%s: label %q is not in schemaLabels", name, m[1])
+		}
+	}
+	for _, m := range relType.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(schemaRelTypes, m[1]) {
+			t.Errorf("%s: relationship type %q is not in schemaRelTypes", name, m[1])
+		}
+	}
+	for _, m := range quoted.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(keywords, m[1]) {
+			t.Errorf("%s: quoted literal %q: data must be a parameter", name, m[1])
+		}
+	}
+	if strings.Contains(text, "%") {
+		t.Errorf("%s: holds a format verb", name)
+	}
+	for _, m := range parameters.FindAllStringSubmatch(text, -1) {
+		if m[1] != strings.ToLower(m[1]) {
+			t.Errorf("%s: parameter $%s is not a lower-case name", name, m[1])
+		}
+	}
+}
+
+// TestCypherStatementsCarryNoData holds every Cypher constant of cypher.go
+// to checkCarriesNoData's rules, with the fixed keywords its DDL quotes.
 func TestCypherStatementsCarryNoData(t *testing.T) {
 	consts := cypherConstants(t)
 	keywords := []string{"VECTOR", "FULLTEXT", "cosine", "english"}
@@ -169,29 +198,7 @@ func TestCypherStatementsCarryNoData(t *testing.T) {
 			continue
 		}
 		statements++
-		for _, m := range nodeLabel.FindAllStringSubmatch(text, -1) {
-			if !slices.Contains(schemaLabels, m[1]) {
-				t.Errorf("%s: label %q is not in schemaLabels", name, m[1])
-			}
-		}
-		for _, m := range relType.FindAllStringSubmatch(text, -1) {
-			if !slices.Contains(schemaRelTypes, m[1]) {
-				t.Errorf("%s: relationship type %q is not in schemaRelTypes", name, m[1])
-			}
-		}
-		for _, m := range quoted.FindAllStringSubmatch(text, -1) {
-			if !slices.Contains(keywords, m[1]) {
-				t.Errorf("%s: quoted literal %q: data must be a parameter", name, m[1])
-			}
-		}
-		if strings.Contains(text, "%") {
-			t.Errorf("%s: holds a format verb", name)
-		}
-		for _, m := range parameters.FindAllStringSubmatch(text, -1) {
-			if m[1] != strings.ToLower(m[1]) {
-				t.Errorf("%s: parameter $%s is not a lower-case name", name, m[1])
-			}
-		}
+		checkCarriesNoData(t, name, text, keywords)
 	}
 	if statements < 40 {
 		t.Errorf("scanned %d statements; the scan is not seeing cypher.go", statements)

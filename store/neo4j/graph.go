@@ -44,47 +44,18 @@ const scanPage = 5000
 // document, each entity-chunk pair once, paging through chunks by id with
 // one read transaction per page.
 func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) error {
-	after := ""
-	for {
-		var page []store.Mention
-		var last string
-		var n int
-		err := s.read(ctx, "scan mentions", func(tx n4j.ManagedTransaction) error {
-			page, last, n = page[:0], "", 0
-			recs, err := collect(ctx, tx, stmtScanMentionsPage, map[string]any{"after": after, "n": int64(scanPage)})
-			if err != nil {
-				return err
-			}
-			n = len(recs)
-			for _, r := range recs {
-				last = recordString(r, "chunk_id")
-				if recordString(r, "status") != string(store.StatusDone) {
-					continue
-				}
-				doc := recordString(r, "doc_id")
-				v, _ := r.Get("entities")
-				ids, _ := v.([]any)
-				for _, id := range ids {
-					if e, ok := id.(string); ok {
-						page = append(page, store.Mention{EntityID: e, ChunkID: last, DocID: doc})
-					}
-				}
-			}
+	return s.scanPages(ctx, "scan mentions", stmtScanMentionsPage, scanPage, "chunk_id", func(r *n4j.Record) error {
+		if recordString(r, "status") != string(store.StatusDone) {
 			return nil
-		})
-		if err != nil {
-			return err
 		}
-		for _, m := range page {
-			if err := fn(m); err != nil {
+		chunk, doc := recordString(r, "chunk_id"), recordString(r, "doc_id")
+		for _, e := range stringList(r, "entities") {
+			if err := fn(store.Mention{EntityID: e, ChunkID: chunk, DocID: doc}); err != nil {
 				return err
 			}
 		}
-		if n < scanPage || last == "" {
-			return nil
-		}
-		after = last
-	}
+		return nil
+	})
 }
 
 // GraphVersion combines the document, chunk and mention counts with the

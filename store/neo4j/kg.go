@@ -40,7 +40,7 @@ const kgScanPage = 20000
 // ScanEntities calls fn for every entity, paging by id with one read
 // transaction per page.
 func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) error {
-	return s.scanPages(ctx, "scan entities", stmtScanEntitiesPage, func(r *n4j.Record) error {
+	return s.scanPages(ctx, "scan entities", stmtScanEntitiesPage, kgScanPage, "id", func(r *n4j.Record) error {
 		return fn(store.Entity{
 			ID:       recordString(r, "id"),
 			Name:     recordString(r, "name"),
@@ -53,7 +53,7 @@ func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) e
 // ScanRelations calls fn for every RELATES edge, paging by relation id with
 // one read transaction per page.
 func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error) error {
-	return s.scanPages(ctx, "scan relations", stmtScanRelationsPage, func(r *n4j.Record) error {
+	return s.scanPages(ctx, "scan relations", stmtScanRelationsPage, kgScanPage, "id", func(r *n4j.Record) error {
 		return fn(store.Relation{
 			ID:       recordString(r, "id"),
 			SourceID: recordString(r, "source_id"),
@@ -66,15 +66,16 @@ func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error
 }
 
 // scanPages runs a paged statement (parameters $after and $n, ordered by
-// an "id" column) until a short page, calling fn for every record outside
+// the string column key) page by page, n records each, until a short page,
+// with one read transaction per page. It calls fn for every record outside
 // the transaction, so fn's errors and slowness never hold a transaction.
-func (s *Store) scanPages(ctx context.Context, op string, stmt statement, fn func(*n4j.Record) error) error {
+func (s *Store) scanPages(ctx context.Context, op string, stmt statement, n int, key string, fn func(*n4j.Record) error) error {
 	after := ""
 	for {
 		var recs []*n4j.Record
 		err := s.read(ctx, op, func(tx n4j.ManagedTransaction) error {
 			var err error
-			recs, err = collect(ctx, tx, stmt, map[string]any{"after": after, "n": int64(kgScanPage)})
+			recs, err = collect(ctx, tx, stmt, map[string]any{"after": after, "n": int64(n)})
 			return err
 		})
 		if err != nil {
@@ -85,10 +86,12 @@ func (s *Store) scanPages(ctx context.Context, op string, stmt statement, fn fun
 				return err
 			}
 		}
-		if len(recs) < kgScanPage {
+		if len(recs) < n {
 			return nil
 		}
-		after = recordString(recs[len(recs)-1], "id")
+		if after = recordString(recs[len(recs)-1], key); after == "" {
+			return nil // no key to page on: starting over would never end
+		}
 	}
 }
 
@@ -102,15 +105,7 @@ func (s *Store) RelationChunks(ctx context.Context, relationIDs []string) (map[s
 	err := s.read(ctx, "relation chunks", func(tx n4j.ManagedTransaction) error {
 		clear(out)
 		return s.collectBatched(ctx, tx, stmtRelationChunks, ids, func(r *n4j.Record) {
-			v, _ := r.Get("chunks")
-			list, _ := v.([]any)
-			chunks := make([]string, 0, len(list))
-			for _, c := range list {
-				if id, ok := c.(string); ok {
-					chunks = append(chunks, id)
-				}
-			}
-			if len(chunks) > 0 {
+			if chunks := stringList(r, "chunks"); len(chunks) > 0 {
 				sort.Strings(chunks)
 				out[recordString(r, "id")] = chunks
 			}

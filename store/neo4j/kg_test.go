@@ -7,17 +7,13 @@ import (
 
 	"docgraph/graphbuild"
 	"docgraph/store"
-	"docgraph/store/storetest"
 )
 
 // TestKGScanner writes a typed-triple document as the KG importer does and
 // reads the graph back through the scans, paging included.
 func TestKGScanner(t *testing.T) {
 	ts := newTestServer(t)
-	st, err := ts.open(t, ts.database(t), storetest.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := ts.openFresh(t)
 	defer st.Close()
 	ctx := testCtx(t)
 	e := graphbuild.EntityID

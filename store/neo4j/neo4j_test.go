@@ -144,15 +144,19 @@ func (ts *testServer) open(tb testing.TB, database string, opts store.Options) (
 	return Open(testCtx(tb), ts.url, opts)
 }
 
+// openFresh opens the store on a database of its own with the suite's options.
+func (ts *testServer) openFresh(tb testing.TB) *Store {
+	tb.Helper()
+	st, err := ts.open(tb, ts.database(tb), storetest.Options())
+	if err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	return st
+}
+
 func TestConformance(t *testing.T) {
 	ts := newTestServer(t)
-	storetest.Run(t, func(t *testing.T) store.Store {
-		st, err := ts.open(t, ts.database(t), storetest.Options())
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		return st
-	})
+	storetest.Run(t, func(t *testing.T) store.Store { return ts.openFresh(t) })
 }
 
 func TestConformanceReopen(t *testing.T) {
@@ -377,10 +381,7 @@ func sameGraph(a, b graphState) bool {
 // vector indexes: same hits, same cosine scores.
 func TestScanAgreesWithIndexes(t *testing.T) {
 	ts := newTestServer(t)
-	st, err := ts.open(t, ts.database(t), storetest.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := ts.openFresh(t)
 	defer st.Close()
 	ctx := testCtx(t)
 	ws := sampleWrites(t)

@@ -14,7 +14,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"docgraph/store"
@@ -60,9 +59,6 @@ const (
 var (
 	errStaleMentionFile = errors.New("mentions sidecar is missing, stale or damaged")
 	castagnoli          = crc32.MakeTable(crc32.Castagnoli)
-	// tmpSeq keeps temporary names apart when several scans of one process
-	// write the sidecar at once.
-	tmpSeq atomic.Uint64
 )
 
 // mentionKey is the state a mentions sidecar holds.
@@ -107,9 +103,9 @@ func readMentionKey(ctx context.Context, tx *sql.Tx) (mentionKey, error) {
 // written) when the file cannot be made or would exceed limit. Failures are
 // not errors: the sidecar is only a cache.
 type mentionWriter struct {
-	path, tmp  string
+	path       string
 	limit      int64
-	f          *os.File
+	f          *os.File // made by createTemp; nil once given up or renamed
 	w          *bufio.Writer
 	crc        uint32
 	size       int64 // bytes written, header included
@@ -119,12 +115,11 @@ type mentionWriter struct {
 }
 
 func newMentionWriter(path, instance string) *mentionWriter {
-	tmp := fmt.Sprintf("%s.tmp%d-%d", path, os.Getpid(), tmpSeq.Add(1))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := createTemp(path)
 	if err != nil {
 		return &mentionWriter{} // failed: every call is a no-op
 	}
-	m := &mentionWriter{path: path, tmp: tmp, limit: maxMentionFile, f: f}
+	m := &mentionWriter{path: path, limit: maxMentionFile, f: f}
 	// The header, not checksummed, is filled in by finish.
 	if _, err := f.Write(make([]byte, mentionFileHeader)); err != nil {
 		m.abort()
@@ -182,8 +177,7 @@ func (m *mentionWriter) abort() {
 	if m.f == nil {
 		return
 	}
-	m.f.Close()
-	os.Remove(m.tmp)
+	discardTemp(m.f)
 	m.f = nil
 }
 
@@ -202,13 +196,12 @@ func (m *mentionWriter) finish(key mentionKey) {
 	copy(hdr[16:48], key.done[:])
 	binary.LittleEndian.PutUint32(hdr[48:], uint32(m.rows))
 	binary.LittleEndian.PutUint32(hdr[52:], m.crc)
-	if _, err := m.f.WriteAt(hdr[:], 0); err != nil || m.f.Close() != nil {
+	if _, err := m.f.WriteAt(hdr[:], 0); err != nil {
 		return
 	}
+	f := m.f
 	m.f = nil
-	if os.Rename(m.tmp, m.path) != nil {
-		os.Remove(m.tmp)
-	}
+	commitTemp(f, m.path)
 }
 
 // mentionFile is a checked sidecar body.
@@ -221,24 +214,16 @@ type mentionFile struct {
 // loadMentionFile reads path if it is intact and holds the state key of the
 // database instance.
 func loadMentionFile(path, instance string, key mentionKey) (*mentionFile, error) {
-	if path == "" {
-		return nil, errStaleMentionFile
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	var hdr [mentionFileHeader]byte
+	f, size, ok := openSidecar(path, mentionFileMagic, key.gen, hdr[:])
+	if !ok {
 		return nil, errStaleMentionFile
 	}
 	defer f.Close()
-	var hdr [mentionFileHeader]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil || string(hdr[:8]) != mentionFileMagic ||
-		int64(binary.LittleEndian.Uint64(hdr[8:])) != key.gen || [sha256.Size]byte(hdr[16:48]) != key.done {
+	if [sha256.Size]byte(hdr[16:48]) != key.done || size > maxMentionFile {
 		return nil, errStaleMentionFile
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxMentionFile {
-		return nil, errStaleMentionFile
-	}
-	buf := make([]byte, fi.Size()-mentionFileHeader)
+	buf := make([]byte, size-mentionFileHeader)
 	if _, err := io.ReadFull(f, buf); err != nil || crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(hdr[52:]) {
 		return nil, errStaleMentionFile
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"unsafe"
 )
 
@@ -71,8 +70,7 @@ func (x *vecIndex) saveFile(path string) {
 		}
 		strBytes += uint64(4 + len(id) + len(x.docs[i]))
 	}
-	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
-	f, err := os.Create(tmp)
+	f, err := createTemp(path)
 	if err != nil {
 		return
 	}
@@ -106,9 +104,11 @@ func (x *vecIndex) saveFile(path string) {
 			w.Write(b[:])
 		}
 	}
-	if w.Flush() != nil || f.Close() != nil || os.Rename(tmp, path) != nil {
-		os.Remove(tmp)
+	if w.Flush() != nil {
+		discardTemp(f)
+		return
 	}
+	commitTemp(f, path)
 }
 
 var errStaleVecFile = errors.New("vector sidecar is missing, stale or damaged")
@@ -118,27 +118,16 @@ var errStaleVecFile = errors.New("vector sidecar is missing, stale or damaged")
 // of the file: writes by apply copy the pages they touch and never reach the
 // file, and growth past the mapped rows moves the matrix to the heap.
 func (x *vecIndex) loadFile(path string, gen int64) error {
-	if path == "" {
-		return errStaleVecFile
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	var hdr [vecFileHeader]byte
+	f, fsize, ok := openSidecar(path, vecFileMagic, gen, hdr[:])
+	if !ok {
 		return errStaleVecFile
 	}
 	defer f.Close() // a mapping outlives its descriptor
-	var hdr [vecFileHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:8]) != vecFileMagic ||
-		int64(binary.LittleEndian.Uint64(hdr[8:])) != gen {
-		return errStaleVecFile
-	}
 	n := uint64(binary.LittleEndian.Uint32(hdr[16:]))
 	dim := uint64(binary.LittleEndian.Uint32(hdr[20:]))
 	strBytes := binary.LittleEndian.Uint64(hdr[24:])
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return errStaleVecFile
-	}
-	size := uint64(fi.Size())
+	size := uint64(fsize)
 	// Every bound is checked against the real size before it is multiplied,
 	// so a damaged header cannot overflow into a plausible one.
 	if size > math.MaxInt || strBytes > size || (n > 0 && dim == 0) || (dim > 0 && n > size/4/dim) {
@@ -165,10 +154,7 @@ func (x *vecIndex) loadFile(path string, gen int64) error {
 	case nativeLittle:
 		vecs = unsafe.Slice((*float32)(unsafe.Pointer(&data[off])), int(n*dim))
 	default:
-		vecs = make([]float32, int(n*dim))
-		for i := range vecs {
-			vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*uint64(i):]))
-		}
+		vecs = decodeVector(data[off:])
 		unmapFile(data)
 		data = nil
 	}

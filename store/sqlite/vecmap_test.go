@@ -29,10 +29,7 @@ func (s *Store) vecIndexes() []*vecIndex {
 // chunk, entity and relation vectors.
 func sidecarStore(t *testing.T, path string, docs ...string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, storetest.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	for i, id := range docs {
 		writeSynthetic(t, s, id, uint64(i))
 	}
@@ -156,8 +153,9 @@ func TestVecFileMappedRoundTrip(t *testing.T) {
 	}
 	for _, x := range s.vecIndexes() {
 		ref := saved[x.table]
+		// Vectors compare as their stored bytes: bit-exact, NaNs included.
 		if !slices.Equal(x.ids, ref.ids) || !slices.Equal(x.docs, ref.docs) || x.dim != ref.dim ||
-			!bytes.Equal(floatBytesLE(x.vecs), floatBytesLE(ref.vecs)) {
+			!bytes.Equal(encodeVector(x.vecs), encodeVector(ref.vecs)) {
 			t.Errorf("%s: index loaded from the sidecar differs from the one that wrote it", x.table)
 		}
 		if mapsFiles() && x.mapped == nil {
@@ -167,15 +165,6 @@ func TestVecFileMappedRoundTrip(t *testing.T) {
 	if n := checkAgainstRows(t, s); mapsFiles() && n != 3 {
 		t.Errorf("%d of 3 indexes mapped", n)
 	}
-}
-
-// floatBytesLE encodes v portably, for comparisons that must be bit-exact.
-func floatBytesLE(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
 }
 
 // TestVecFileUpdatesAfterLoad writes to a store whose indexes were mapped
@@ -357,7 +346,7 @@ func TestVecFileStale(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(y.ids, x.ids) || !slices.Equal(y.docs, x.docs) || !bytes.Equal(floatBytesLE(y.vecs), floatBytesLE(x.vecs)) || y.gen != 7 {
+			if !slices.Equal(y.ids, x.ids) || !slices.Equal(y.docs, x.docs) || !bytes.Equal(encodeVector(y.vecs), encodeVector(x.vecs)) || y.gen != 7 {
 				t.Fatal("sidecar does not round-trip")
 			}
 			if mapsFiles() != (y.mapped != nil) {

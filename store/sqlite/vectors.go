@@ -175,19 +175,10 @@ func (x *vecIndex) put(id, doc string, v []float32) {
 		x.remove(id)
 		return
 	}
-	var n float64
-	for _, f := range v {
-		n += float64(f) * float64(f)
-	}
-	inv := float32(0)
-	if n > 0 {
-		inv = float32(1 / math.Sqrt(n))
-	}
 	i := x.slotFor(id, doc)
 	dst := x.vecs[i*x.dim : (i+1)*x.dim]
-	for j, f := range v {
-		dst[j] = f * inv
-	}
+	copy(dst, v)
+	normalize(dst)
 }
 
 // putBlob is put for a stored little-endian vector, decoded in place.
@@ -196,20 +187,29 @@ func (x *vecIndex) putBlob(id, doc string, blob []byte) {
 		x.remove(id)
 		return
 	}
+	i := x.slotFor(id, doc)
+	dst := x.vecs[i*x.dim : (i+1)*x.dim]
+	for j := range dst {
+		dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*j:]))
+	}
+	normalize(dst)
+}
+
+// normalize scales v in place to unit length, summing in float64; it
+// reports false for a zero vector, which it leaves zero.
+func normalize(v []float32) bool {
 	var n float64
-	for i := 0; i < x.dim; i++ {
-		f := float64(math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:])))
-		n += f * f
+	for _, f := range v {
+		n += float64(f) * float64(f)
 	}
 	inv := float32(0)
 	if n > 0 {
 		inv = float32(1 / math.Sqrt(n))
 	}
-	i := x.slotFor(id, doc)
-	dst := x.vecs[i*x.dim : (i+1)*x.dim]
-	for j := range dst {
-		dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*j:])) * inv
+	for j := range v {
+		v[j] *= inv
 	}
+	return n != 0
 }
 
 // slotFor returns id's slot, appending a zeroed one if it is new.
@@ -318,17 +318,9 @@ func (x *vecIndex) search(q []float32, k int, skip func(doc string) bool) []scor
 	if k <= 0 || len(x.ids) == 0 || len(q) != x.dim {
 		return nil
 	}
-	var n float64
-	for _, f := range q {
-		n += float64(f) * float64(f)
-	}
-	if n == 0 {
+	qn := slices.Clone(q)
+	if !normalize(qn) {
 		return nil
-	}
-	qn := make([]float32, len(q))
-	inv := float32(1 / math.Sqrt(n))
-	for i, f := range q {
-		qn[i] = f * inv
 	}
 
 	total := len(x.ids)

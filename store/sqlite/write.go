@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -433,15 +434,12 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	for _, g := range allGroups {
 		endpoints[g[0].SourceID], endpoints[g[0].TargetID] = false, false
 	}
-	ids := make([]string, 0, len(endpoints))
-	for id := range endpoints {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(endpoints))
 	if err := collect(ctx, tx, endpoints, `SELECT e.id FROM json_each(?) j CROSS JOIN entities e ON e.id = j.value`, jsonList(ids)); err != nil {
 		return fmt.Errorf("relation endpoints: %w", err)
 	}
 	var rgroups [][]store.RelationMention
-	var dangling, resolved []string
+	var dangling []string
 	for _, g := range allGroups {
 		if endpoints[g[0].SourceID] && endpoints[g[0].TargetID] {
 			rgroups = append(rgroups, g)
@@ -449,10 +447,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 			dangling = append(dangling, g[0].RelationID)
 		}
 	}
-	for id := range ch.relations {
-		resolved = append(resolved, id)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM dangling_relations WHERE id IN (SELECT value FROM json_each(?))`, jsonList(resolved)); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dangling_relations WHERE id IN (SELECT value FROM json_each(?))`, jsonList(slices.Collect(maps.Keys(ch.relations)))); err != nil {
 		return fmt.Errorf("dangling relations: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO dangling_relations(id) SELECT value FROM json_each(?)`, jsonList(dangling)); err != nil {

@@ -106,17 +106,10 @@ func makeExternal(dir string) error {
 		"--infilter=HTML (StarWriter)", "--convert-to", "pdf:writer_pdf_Export", "office.html"); err != nil {
 		return err
 	}
-	pdfData, err := os.ReadFile(filepath.Join(tmp, "office.pdf"))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "office.pdf"), pdfData, 0o644); err != nil {
-		return err
-	}
 	if err := os.WriteFile(filepath.Join(dir, "office.txt"), []byte(text), 0o644); err != nil {
 		return err
 	}
-	if err := run(dir, "pdftotext", "-enc", "UTF-8", "office.pdf", "office.pdftotext.txt"); err != nil {
+	if err := keepPDF(tmp, dir, "office"); err != nil {
 		return err
 	}
 	fmt.Println("wrote office.pdf office.txt office.pdftotext.txt")
@@ -127,16 +120,22 @@ func makeExternal(dir string) error {
 		"--user-data-dir="+tmp+"/chromium", "--print-to-pdf="+filepath.Join(tmp, "chrome.pdf"), "file://"+filepath.Join(tmp, "office.html")); err != nil {
 		return err
 	}
-	chrome, err := os.ReadFile(filepath.Join(tmp, "chrome.pdf"))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "chrome.pdf"), chrome, 0o644); err != nil {
-		return err
-	}
-	if err := run(dir, "pdftotext", "-enc", "UTF-8", "chrome.pdf", "chrome.pdftotext.txt"); err != nil {
+	if err := keepPDF(tmp, dir, "chrome"); err != nil {
 		return err
 	}
 	fmt.Println("wrote chrome.pdf chrome.pdftotext.txt")
 	return nil
+}
+
+// keepPDF copies name.pdf from tmp to dir and writes poppler's reading of
+// it beside it, name.pdftotext.txt, for the tests' reference lines.
+func keepPDF(tmp, dir, name string) error {
+	data, err := os.ReadFile(filepath.Join(tmp, name+".pdf"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".pdf"), data, 0o644); err != nil {
+		return err
+	}
+	return run(dir, "pdftotext", "-enc", "UTF-8", name+".pdf", name+".pdftotext.txt")
 }

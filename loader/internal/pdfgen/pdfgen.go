@@ -205,22 +205,7 @@ func num(f float64) string {
 // Raw writes a PDF whose objects are exactly bodies (object i+1 is
 // bodies[i]) with a correct xref table and object 1 as the catalog: for
 // crafting structurally hostile files that are still syntactically valid.
-func Raw(bodies ...string) []byte {
-	var out bytes.Buffer
-	out.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(bodies))
-	for i, b := range bodies {
-		offsets[i] = out.Len()
-		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", i+1, b)
-	}
-	xref := out.Len()
-	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(bodies)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&out, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(bodies)+1, xref)
-	return out.Bytes()
-}
+func Raw(bodies ...string) []byte { return rawPDF(bodies, nil, "") }
 
 // Stream is an uncompressed stream object body holding data.
 func Stream(data string) string {
