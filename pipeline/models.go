@@ -116,9 +116,17 @@ func NewModels(ctx context.Context, s Settings) (*Models, error) {
 
 // OpenEmbedder builds the embedder s.Embedder names: the offline hash
 // embedder, or a provider's (openai:MODEL, ollama:MODEL) through the cached,
-// rate-limited client. Close a provider embedder with CloseEmbedder.
+// rate-limited client, its cache beside s.Store. A zero Timeout or Retries
+// means the client's default, not "none": commands without the LLM flags
+// pass zero. Close a provider embedder with CloseEmbedder.
 func OpenEmbedder(ctx context.Context, s Settings) (embedstore.Embedder, error) {
-	opts := []llm.Option{llm.WithTimeout(s.Timeout), llm.WithRetries(s.Retries)}
+	var opts []llm.Option
+	if s.Timeout > 0 {
+		opts = append(opts, llm.WithTimeout(s.Timeout))
+	}
+	if s.Retries > 0 {
+		opts = append(opts, llm.WithRetries(s.Retries))
+	}
 	if cache := s.cachePath(); cache != "" {
 		opts = append(opts, llm.WithCache(cache))
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"docgraph/llm/llmtest"
@@ -12,16 +15,23 @@ import (
 )
 
 // TestQueryWithProviderEmbedder ingests and queries with an OpenAI-compatible
-// embedder: the query command must build the same embedder as ingest.
+// embedder: the query command must build the same embedder as ingest, with
+// the client's retries and its cache beside the store it reads.
 func TestQueryWithProviderEmbedder(t *testing.T) {
-	srv := llmtest.NewServer(llmtest.Fixed("unused"))
+	var failNext atomic.Bool
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		if failNext.CompareAndSwap(true, false) {
+			return llmtest.Reply{Status: http.StatusServiceUnavailable, Error: "busy"}
+		}
+		return llmtest.Reply{Content: "unused"}
+	})
 	defer srv.Close()
 	t.Setenv("OPENAI_API_KEY", "sk-test")
 	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	root := repoRoot(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
-	db := "sqlite://" + filepath.Join(dir, "g.db")
+	db := "sqlite://" + filepath.Join(dir, "graphs", "g.db")
 	s := pipeline.Settings{Store: db, Embedder: "openai:text-embedding-3-small"}
 	ctx := context.Background()
 	m, err := pipeline.NewModels(ctx, s)
@@ -43,6 +53,7 @@ func TestQueryWithProviderEmbedder(t *testing.T) {
 	st.Close()
 	m.Close()
 
+	failNext.Store(true) // the question's embedding fails once and is retried
 	var out, errb bytes.Buffer
 	cmd := newRootCmd(streams{Out: &out, Err: &errb})
 	cmd.SetArgs([]string{"--store", db, "--config", "", "--mode", "naive", "--embedder", "openai:text-embedding-3-small", "Who designed Colossus?"})
@@ -51,6 +62,15 @@ func TestQueryWithProviderEmbedder(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[1]") {
 		t.Fatalf("no passages:\n%s", out.String())
+	}
+	if failNext.Load() {
+		t.Error("the query made no embedding request")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "graphs", "llm-cache.db")); err != nil {
+		t.Errorf("no response cache beside the store: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".docgraph")); err == nil {
+		t.Error("query wrote into the default store folder, not beside --store")
 	}
 }
 

@@ -107,7 +107,7 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 			return fmt.Errorf("unknown baseline %q (available: bm25)", b)
 		}
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
 	if err != nil {
 		return err
 	}

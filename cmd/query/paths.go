@@ -181,7 +181,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if len(specs) > 1 {
 		return fmt.Errorf("--paths: give one spec to a query (eval takes several)")
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings)
 	if err != nil {
 		return err
 	}
@@ -410,7 +410,7 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
 	if err != nil {
 		return err
 	}

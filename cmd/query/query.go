@@ -67,10 +67,11 @@ func (f *retrievalFlags) model() (*llm.Client, error) {
 	return llm.New(f.LLM)
 }
 
-// openModels builds the embedder embSpec names and the chat model the flags
-// name (nil without --llm); done releases both.
-func (f *retrievalFlags) openModels(ctx context.Context, embSpec string) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
-	emb, err = pipeline.OpenEmbedder(ctx, pipeline.Settings{Embedder: embSpec})
+// openModels builds the embedder s names (a provider's caches beside
+// s.Store) and the chat model the flags name (nil without --llm); done
+// releases both.
+func (f *retrievalFlags) openModels(ctx context.Context, s pipeline.Settings) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
+	emb, err = pipeline.OpenEmbedder(ctx, s)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -192,7 +193,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings.Embedder)
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings)
 	if err != nil {
 		return err
 	}
