@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,27 +116,16 @@ func (p *Pipeline) importTriples(ctx context.Context, path string) FileResult {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fail(fmt.Errorf("kg %s: read store: %w", path, err))
 	}
-	if prev != nil && prev.ID == docID && prev.Status == store.StatusDone && prev.Fingerprint == fingerprint {
-		res.Outcome = Unchanged
-		return res
+	outcome, warning, err := p.settle(ctx, path, prev, docID, fingerprint, "triples")
+	if err != nil {
+		return fail(fmt.Errorf("kg %w", err))
 	}
-	if prev == nil || prev.ID != docID {
-		same, err := p.Store.Document(ctx, docID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fail(fmt.Errorf("kg %s: read store: %w", path, err))
+	if outcome != "" {
+		res.Outcome = outcome
+		if warning != "" {
+			res.Warnings = append(res.Warnings, warning)
 		}
-		if same != nil && same.Status == store.StatusDone && same.Fingerprint == fingerprint && same.Path != path {
-			if _, statErr := os.Stat(same.Path); errors.Is(statErr, fs.ErrNotExist) {
-				if err := p.Store.RenameDocument(ctx, docID, path); err != nil {
-					return fail(fmt.Errorf("kg %s: rename from %s: %w", path, same.Path, err))
-				}
-				res.Outcome = Renamed
-				return res
-			}
-			res.Outcome = Duplicate
-			res.Warnings = append(res.Warnings, "same triples as "+same.Path+"; not stored twice")
-			return res
-		}
+		return res
 	}
 
 	w, rejected, warnings, err := p.buildTriples(ctx, text, store.Document{

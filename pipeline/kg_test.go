@@ -106,6 +106,40 @@ func TestImportTriples(t *testing.T) {
 	}
 }
 
+// A triple file whose new content is stored for a file that is gone takes
+// that graph over (renamed), and what the path held before goes: one
+// document per path, as for prose files.
+func TestImportTriplesMovedContentReplacesThePathsOldVersion(t *testing.T) {
+	ctx := context.Background()
+	p, st := kgPipeline(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	write(t, a, "Kismet|directed_by|William Dieterle\n")
+	write(t, b, "Morocco|starred_actors|Marlene Dietrich\n")
+	for _, path := range []string{a, b} {
+		if r := p.ImportTriples(ctx, path); r.Outcome != pipeline.Added {
+			t.Fatalf("import %s: %+v", path, r)
+		}
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	write(t, b, "Kismet|directed_by|William Dieterle\n")
+	if r := p.ImportTriples(ctx, b); r.Outcome != pipeline.Renamed {
+		t.Fatalf("re-import %s with a's triples: %+v; want renamed", b, r)
+	}
+	docs, err := st.Documents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Path != b {
+		t.Errorf("documents %+v; want one, at %s", docs, b)
+	}
+	if rels := relationsOf(t, st, "Morocco"); len(rels) != 0 {
+		t.Errorf("b's old triples are still stored: %+v", rels)
+	}
+}
+
 func TestImportTriplesChunksCiteTheirLines(t *testing.T) {
 	ctx := context.Background()
 	p, st := kgPipeline(t)

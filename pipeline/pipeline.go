@@ -70,6 +70,41 @@ type Progress interface {
 	File(r FileResult)
 }
 
+// settle decides whether a document with id and fingerprint must be built
+// for path, which held prev before: not when path already holds it
+// (Unchanged), nor when that content is stored under another path, moved
+// here (Renamed: the graph is kept, the path changed) or still there
+// (Duplicate, with a warning naming it). In the last two cases whatever path
+// held before is outdated and deleted. An empty outcome means: build it.
+func (p *Pipeline) settle(ctx context.Context, path string, prev *store.Document, id, fingerprint, what string) (Outcome, string, error) {
+	if prev != nil && prev.ID == id && prev.Status == store.StatusDone && prev.Fingerprint == fingerprint {
+		return Unchanged, "", nil
+	}
+	if prev != nil && prev.ID == id {
+		return "", "", nil
+	}
+	same, err := p.Store.Document(ctx, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", "", fmt.Errorf("%s: read store: %w", path, err)
+	}
+	if same == nil || same.Status != store.StatusDone || same.Fingerprint != fingerprint || same.Path == path {
+		return "", "", nil
+	}
+	outcome, warning := Duplicate, "same "+what+" as "+same.Path+"; not stored twice"
+	if _, statErr := os.Stat(same.Path); errors.Is(statErr, fs.ErrNotExist) {
+		if err := p.Store.RenameDocument(ctx, id, path); err != nil {
+			return "", "", fmt.Errorf("%s: rename from %s: %w", path, same.Path, err)
+		}
+		outcome, warning = Renamed, ""
+	}
+	if prev != nil {
+		if err := p.Store.DeleteDocument(ctx, prev.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", "", fmt.Errorf("%s: delete old version: %w", path, err)
+		}
+	}
+	return outcome, warning, nil
+}
+
 // Outcome is what happened to one file.
 type Outcome string
 
@@ -238,39 +273,16 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 		return fail(err)
 	}
 	res.DocID, res.Warnings = doc.ID, doc.Warnings
-	if prev != nil && prev.ID == doc.ID && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint {
-		res.Outcome = Unchanged
-		return res
+	outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
+	if err != nil {
+		return fail(err)
 	}
-	if prev == nil || prev.ID != doc.ID {
-		same, err := p.Store.Document(ctx, doc.ID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fail(fmt.Errorf("%s: read store: %w", path, err))
+	if outcome != "" {
+		res.Outcome = outcome
+		if warning != "" {
+			res.Warnings = append(res.Warnings, warning)
 		}
-		if same != nil && same.Status == store.StatusDone && same.Fingerprint == p.Fingerprint && same.Path != path {
-			if _, statErr := os.Stat(same.Path); errors.Is(statErr, fs.ErrNotExist) {
-				// The same content moved here: keep the graph, change the path.
-				if err := p.Store.RenameDocument(ctx, doc.ID, path); err != nil {
-					return fail(fmt.Errorf("%s: rename from %s: %w", path, same.Path, err))
-				}
-				if prev != nil {
-					if err := p.Store.DeleteDocument(ctx, prev.ID); err != nil {
-						return fail(fmt.Errorf("%s: delete old version: %w", path, err))
-					}
-				}
-				res.Outcome = Renamed
-				return res
-			}
-			if prev != nil {
-				// What this path held before (an old version, a queued row) is outdated.
-				if err := p.Store.DeleteDocument(ctx, prev.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-					return fail(fmt.Errorf("%s: delete old version: %w", path, err))
-				}
-			}
-			res.Outcome = Duplicate
-			res.Warnings = append(res.Warnings, "same content as "+same.Path+"; not stored twice")
-			return res
-		}
+		return res
 	}
 	flight, err := p.begin(ctx, prev, doc)
 	if err != nil {
