@@ -94,7 +94,7 @@ others were still ingested), 1 when the run itself failed.`,
 	_ = fs.MarkHidden("cpuprofile")
 	addWatchFlags(fs, opts)
 	addKGFlags(fs, opts)
-	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io))
+	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io), newShowCmd(io), newExportCmd(io))
 	return cmd
 }
 

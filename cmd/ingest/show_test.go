@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"docgraph/store"
+)
+
+func TestShowRebuildsTextFromChunks(t *testing.T) {
+	work := t.TempDir()
+	corpus(t, work, 2, 11)
+	db := ingestClean(t, work)
+	note := filepath.Join(work, "part1", "note01.md")
+	raw, err := os.ReadFile(note)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, err := runCmd(t, "show", "--store", "sqlite://"+db, "--json", note)
+	if err != nil {
+		t.Fatalf("show --json: %v\n%s", err, errOut)
+	}
+	var doc shownDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("show --json is not JSON: %v\n%s", err, out)
+	}
+	if doc.Path != note || doc.Status != "done" || doc.Format != "md" || len(doc.Chunks) < 2 {
+		t.Fatalf("document: %+v", doc)
+	}
+	for _, c := range doc.Chunks {
+		if c.End > len(doc.Text) || doc.Text[c.Start:c.End] != c.Text {
+			t.Fatalf("chunk %d [%d,%d) is not where its offsets say in the rebuilt text", c.Index, c.Start, c.End)
+		}
+		if c.Tokens <= 0 {
+			t.Errorf("chunk %d has no token count", c.Index)
+		}
+	}
+	if got, want := strings.Fields(doc.Text), strings.Fields(string(raw)); !slices.Equal(got, want) {
+		t.Errorf("rebuilt text differs from the file beyond whitespace:\n%q\nwant\n%q", doc.Text, raw)
+	}
+
+	// By document id, as text.
+	text, _, err := runCmd(t, "show", "--store", "sqlite://"+db, "--text", doc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(text) != strings.TrimSpace(doc.Text) {
+		t.Errorf("show --text by id differs from --json text")
+	}
+	human, _, err := runCmd(t, "show", "--store", "sqlite://"+db, note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"document:  " + note, "id:        " + doc.ID, "status:    done", "chunk  tokens  bytes", "--- text ---"} {
+		if !strings.Contains(human, want) {
+			t.Errorf("show output lacks %q:\n%s", want, human)
+		}
+	}
+
+	_, errOut, err = runCmd(t, "show", "--store", "sqlite://"+db, filepath.Join(work, "nope.md"))
+	if err == nil || !strings.Contains(errOut, "nothing stored for") {
+		t.Errorf("show of an unknown path: %v %q", err, errOut)
+	}
+}
+
+func TestRebuildTextFillsGapsAndOverlaps(t *testing.T) {
+	text := "Alpha beta.\n\nGamma delta epsilon. Zeta"
+	chunks := []store.Chunk{
+		{Start: 0, End: 11, Text: text[0:11]},  // "Alpha beta."
+		{Start: 13, End: 33, Text: text[13:33]}, // after a trimmed "\n\n"
+		{Start: 19, End: 38, Text: text[19:38]}, // overlaps the one before
+	}
+	got := rebuildText(chunks)
+	if want := "Alpha beta.\n\nGamma delta epsilon. Zeta"; got != want {
+		t.Errorf("rebuildText = %q, want %q", got, want)
+	}
+}
+
+func TestExportJSONLAndGraphML(t *testing.T) {
+	work := t.TempDir()
+	corpus(t, work, 4, 5)
+	db := ingestClean(t, work)
+	statusOut, _, err := runCmd(t, "status", "--store", "sqlite://"+db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep statusReport
+	if err := json.Unmarshal([]byte(statusOut), &rep); err != nil {
+		t.Fatal(err)
+	}
+
+	out, _, err := runCmd(t, "export", "--store", "sqlite://"+db)
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	kinds := map[string]int{}
+	entities := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("not a JSON line: %v: %s", err, sc.Text())
+		}
+		kind, _ := line["kind"].(string)
+		kinds[kind]++
+		switch kind {
+		case "entity":
+			entities[line["id"].(string)] = true
+			if line["name"] == "" || line["description"] == nil {
+				t.Errorf("entity line without name or description: %s", sc.Text())
+			}
+		case "relation":
+			if !entities[line["source_id"].(string)] || !entities[line["target_id"].(string)] {
+				t.Errorf("relation names an entity not exported before it: %s", sc.Text())
+			}
+		case "mention":
+			if !entities[line["entity_id"].(string)] || !strings.HasPrefix(line["doc_path"].(string), work) {
+				t.Errorf("mention line: %s", sc.Text())
+			}
+		default:
+			t.Errorf("unknown kind in %s", sc.Text())
+		}
+	}
+	if kinds["entity"] != rep.Entities || kinds["relation"] != rep.Relations || kinds["mention"] != rep.Mentions {
+		t.Errorf("exported %v, store holds %d entities, %d relations, %d mentions", kinds, rep.Entities, rep.Relations, rep.Mentions)
+	}
+	again, _, _ := runCmd(t, "export", "--store", "sqlite://"+db)
+	if again != out {
+		t.Error("two exports of one store differ")
+	}
+
+	file := filepath.Join(t.TempDir(), "g.graphml")
+	if _, errOut, err := runCmd(t, "export", "--store", "sqlite://"+db, "--format", "graphml", "-o", file); err != nil {
+		t.Fatalf("export graphml: %v %s", err, errOut)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Keys  []struct{ ID string `xml:"id,attr"` } `xml:"key"`
+		Graph struct {
+			EdgeDefault string `xml:"edgedefault,attr"`
+			Nodes       []struct {
+				ID   string `xml:"id,attr"`
+				Data []struct {
+					Key   string `xml:"key,attr"`
+					Value string `xml:",chardata"`
+				} `xml:"data"`
+			} `xml:"node"`
+			Edges []struct {
+				Source string `xml:"source,attr"`
+				Target string `xml:"target,attr"`
+			} `xml:"edge"`
+		} `xml:"graph"`
+	}
+	if err := xml.Unmarshal(data, &g); err != nil {
+		t.Fatalf("GraphML does not parse: %v", err)
+	}
+	nodes := map[string]bool{}
+	chunkNodes := 0
+	for _, n := range g.Graph.Nodes {
+		nodes[n.ID] = true
+		for _, d := range n.Data {
+			if d.Key == "kind" && d.Value == "chunk" {
+				chunkNodes++
+			}
+		}
+	}
+	if len(g.Graph.Nodes) != rep.Entities+chunkNodes || chunkNodes == 0 || chunkNodes > rep.Chunks {
+		t.Errorf("GraphML has %d nodes (%d chunks) for %d entities", len(g.Graph.Nodes), chunkNodes, rep.Entities)
+	}
+	if len(g.Graph.Edges) != rep.Relations+rep.Mentions {
+		t.Errorf("GraphML has %d edges, want %d relations + %d mentions", len(g.Graph.Edges), rep.Relations, rep.Mentions)
+	}
+	for _, e := range g.Graph.Edges {
+		if !nodes[e.Source] || !nodes[e.Target] {
+			t.Fatalf("edge %s -> %s names an undeclared node", e.Source, e.Target)
+		}
+	}
+	if g.Graph.EdgeDefault != "undirected" {
+		t.Errorf("extracted relations have no direction; edgedefault = %q", g.Graph.EdgeDefault)
+	}
+
+	_, errOut, err := runCmd(t, "export", "--store", "sqlite://"+db, "--format", "csv")
+	if err == nil || !strings.Contains(errOut, `--format "csv"`) {
+		t.Errorf("unknown format: %v %q", err, errOut)
+	}
+}
