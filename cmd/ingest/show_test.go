@@ -73,7 +73,7 @@ func TestShowRebuildsTextFromChunks(t *testing.T) {
 func TestRebuildTextFillsGapsAndOverlaps(t *testing.T) {
 	text := "Alpha beta.\n\nGamma delta epsilon. Zeta"
 	chunks := []store.Chunk{
-		{Start: 0, End: 11, Text: text[0:11]},  // "Alpha beta."
+		{Start: 0, End: 11, Text: text[0:11]},   // "Alpha beta."
 		{Start: 13, End: 33, Text: text[13:33]}, // after a trimmed "\n\n"
 		{Start: 19, End: 38, Text: text[19:38]}, // overlaps the one before
 	}
@@ -146,7 +146,9 @@ func TestExportJSONLAndGraphML(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g struct {
-		Keys  []struct{ ID string `xml:"id,attr"` } `xml:"key"`
+		Keys []struct {
+			ID string `xml:"id,attr"`
+		} `xml:"key"`
 		Graph struct {
 			EdgeDefault string `xml:"edgedefault,attr"`
 			Nodes       []struct {
