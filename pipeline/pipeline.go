@@ -130,6 +130,9 @@ type FileResult struct {
 	Relations int           `json:"relations,omitempty"`
 	Rejected  int           `json:"rejected_records,omitempty"`
 	Duration  time.Duration `json:"duration_ns"`
+	// Loaded says the file was read; an unchanged file whose size,
+	// modification time and inode match what was stored is not.
+	Loaded bool `json:"loaded"`
 }
 
 // Summary reports a whole run.
@@ -143,6 +146,8 @@ type Summary struct {
 	Deleted   int `json:"deleted"`
 	// Skipped counts files not started because the run was stopped.
 	Skipped int `json:"skipped,omitempty"`
+	// FilesRead counts files whose content this run read.
+	FilesRead int `json:"files_read"`
 	// Written counts what this run wrote; Totals what the store holds after it.
 	ChunksWritten    int           `json:"chunks_written"`
 	EntityMentions   int           `json:"entity_mentions_written"`
@@ -198,6 +203,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		case Failed:
 			sum.Failed++
 			sum.Failures = append(sum.Failures, r)
+		}
+		if r.Loaded {
+			sum.FilesRead++
 		}
 		if r.Outcome == Added || r.Outcome == Updated {
 			sum.ChunksWritten += r.Chunks
@@ -264,6 +272,16 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fail(fmt.Errorf("%s: read store: %w", path, err))
 	}
+	// A done document whose file has the key it was read with is skipped
+	// unread: a re-run over an unchanged folder opens no file.
+	before, _ := os.Stat(path)
+	if prev != nil && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint &&
+		prev.FileKey != "" && before != nil && before.Mode().IsRegular() && prev.FileKey == fileKey(before) {
+		res.DocID, res.Outcome = prev.ID, Unchanged
+		return res
+	}
+	readAt := time.Now()
+	res.Loaded = true
 	doc, err := p.Loader.Load(ctx, path)
 	if err != nil {
 		// Keep a done version of this path: a bad edit must not lose data.
@@ -273,6 +291,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 		return fail(err)
 	}
 	res.DocID, res.Warnings = doc.ID, doc.Warnings
+	key := trustedKey(before, readAt, doc.Size, doc.ModTime)
 	outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
 	if err != nil {
 		return fail(err)
@@ -281,6 +300,13 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 		res.Outcome = outcome
 		if warning != "" {
 			res.Warnings = append(res.Warnings, warning)
+		}
+		// Read again and found unchanged (or moved here): remember the
+		// file's key so the next run need not read it.
+		if outcome != Duplicate && key != "" && (prev == nil || prev.ID != doc.ID || prev.FileKey != key) {
+			if err := p.Store.SetFileKey(ctx, doc.ID, key); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return fail(fmt.Errorf("%s: record file key: %w", path, err))
+			}
 		}
 		return res
 	}
@@ -293,6 +319,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 		flight.end(ctx, err)
 		return fail(err)
 	}
+	w.Document.FileKey = key
 	if prev != nil && prev.ID != doc.ID {
 		w.Replaces = append(w.Replaces, prev.ID)
 	}
@@ -357,7 +384,7 @@ func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.Docu
 		Document: store.Document{
 			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
 			Fingerprint: p.Fingerprint, Status: store.StatusDone, Size: doc.Size, ModTime: doc.ModTime,
-			UpdatedAt: time.Now().UTC(), Chunks: len(rows),
+			UpdatedAt: time.Now().UTC(), Chunks: len(rows), Warnings: doc.Warnings,
 		},
 		Chunks: rows, Entities: ents, Relations: rels,
 	}

@@ -35,8 +35,16 @@ type Document struct {
 	Error       string // reason when Status is failed
 	Size        int64
 	ModTime     time.Time
-	UpdatedAt   time.Time
-	Chunks      int
+	// FileKey is the file's size, modification time and (where the
+	// platform has one) inode when it was read, or "" when they could not
+	// be trusted (the file changed too close to the read). A later run that
+	// finds the same key skips the file without reading it.
+	FileKey   string
+	UpdatedAt time.Time
+	Chunks    int
+	// Warnings are what loading and building the document reported (pages
+	// skipped, text recovered with loss), one line each.
+	Warnings []string
 }
 
 // Chunk is a token-bounded span of a document: Text == document text[Start:End].
@@ -191,6 +199,9 @@ type Writer interface {
 	SetStatus(ctx context.Context, doc Document, status Status, reason string) error
 	// RenameDocument changes a document's path (content unchanged).
 	RenameDocument(ctx context.Context, id, path string) error
+	// SetFileKey records the file key (Document.FileKey) of a stored
+	// document whose file was read again and found unchanged.
+	SetFileKey(ctx context.Context, id, key string) error
 }
 
 // Reader is the read side of the contract used by ingest bookkeeping and retrieval.

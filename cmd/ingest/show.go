@@ -200,7 +200,10 @@ func rebuildText(chunks []store.Chunk) string {
 
 // documentWarnings is what ingest recorded as warnings for a document.
 func documentWarnings(d *store.Document) []string {
-	return []string{}
+	if d.Warnings == nil {
+		return []string{}
+	}
+	return d.Warnings
 }
 
 // snippet is the start of text on one line, at most n bytes, cut at a

@@ -197,3 +197,36 @@ func TestExportJSONLAndGraphML(t *testing.T) {
 		t.Errorf("unknown format: %v %q", err, errOut)
 	}
 }
+
+func TestWarningsAreStoredAndShown(t *testing.T) {
+	work := t.TempDir()
+	bad := filepath.Join(work, "latin1.txt")
+	if err := os.WriteFile(bad, []byte("Caf\xe9 au lait in M\xfcnchen, said Ada Lovelace.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ingestClean(t, work)
+
+	out, _, err := runCmd(t, "status", "--store", "sqlite://"+db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep statusReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warned) != 1 || rep.Warned[0].Path != bad || len(rep.Warned[0].Warnings) == 0 ||
+		!strings.Contains(rep.Warned[0].Warnings[0], "UTF-8") {
+		t.Fatalf("status --json warned = %+v", rep.Warned)
+	}
+	text, _, _ := runCmd(t, "status", "--store", "sqlite://"+db)
+	if !strings.Contains(text, "warnings (") || !strings.Contains(text, bad+": ") {
+		t.Errorf("status does not show the warning:\n%s", text)
+	}
+	shown, _, err := runCmd(t, "show", "--store", "sqlite://"+db, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "warnings:  1") || !strings.Contains(shown, rep.Warned[0].Warnings[0]) {
+		t.Errorf("show does not list the warning:\n%s", shown)
+	}
+}

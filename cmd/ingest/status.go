@@ -66,6 +66,8 @@ type statusReport struct {
 	Mentions   int            `json:"mentions"`
 	Failed     []docReport    `json:"failed"`
 	Unfinished []docReport    `json:"unfinished"`
+	// Warned lists the stored documents that carry warnings, with them.
+	Warned []docReport `json:"warned"`
 }
 
 type embedderReport struct {
@@ -79,6 +81,7 @@ type docReport struct {
 	Status    string    `json:"status"`
 	Error     string    `json:"error,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
+	Warnings  []string  `json:"warnings,omitempty"`
 }
 
 func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
@@ -101,7 +104,7 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 		Documents: stats.Documents,
 		ByStatus:  map[string]int{},
 		Chunks:    stats.Chunks, Entities: stats.Entities, Relations: stats.Relations, Mentions: stats.Mentions,
-		Failed: []docReport{}, Unfinished: []docReport{},
+		Failed: []docReport{}, Unfinished: []docReport{}, Warned: []docReport{},
 	}
 	for _, s := range []store.Status{store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed} {
 		rep.ByStatus[string(s)] = stats.ByStatus[s]
@@ -113,6 +116,10 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 			rep.Failed = append(rep.Failed, r)
 		case store.StatusPending, store.StatusProcessing:
 			rep.Unfinished = append(rep.Unfinished, r)
+		}
+		if len(d.Warnings) > 0 {
+			r.Warnings = d.Warnings
+			rep.Warned = append(rep.Warned, r)
 		}
 	}
 	if opts.JSON {
@@ -134,6 +141,16 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 		fmt.Fprintf(w, "failed:\n")
 		for _, d := range rep.Failed {
 			fmt.Fprintf(w, "  %s: %s\n", d.Path, oneLine(d.Error))
+		}
+	}
+	if len(rep.Warned) > 0 {
+		fmt.Fprintf(w, "warnings (`ingest show PATH` lists them all):\n")
+		for _, d := range rep.Warned {
+			more := ""
+			if n := len(d.Warnings); n > 1 {
+				more = fmt.Sprintf(" (and %d more)", n-1)
+			}
+			fmt.Fprintf(w, "  %s: %s%s\n", escapeName(d.Path), snippet(d.Warnings[0], 160), more)
 		}
 	}
 	if len(rep.Unfinished) > 0 {

@@ -136,6 +136,10 @@ SET d.status = $status, d.error = $error, d.updated_at = $updated_at`
 SET d.path = $path, d.updated_at = $updated_at
 RETURN count(d) AS n`
 
+	stmtSetFileKey = `MATCH (d:Document {id: $id})
+SET d.file_key = $key
+RETURN count(d) AS n`
+
 	// stmtWriteChunks links each chunk to its document and to the chunk
 	// before it; rows come in reading order, so the previous chunk exists.
 	// The document's old chunks are gone by now, so a chunk id that still

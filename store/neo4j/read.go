@@ -70,6 +70,8 @@ func decodeDocument(m map[string]any) store.Document {
 		ModTime:     timestamp(m, "mod_time"),
 		UpdatedAt:   timestamp(m, "updated_at"),
 		Chunks:      int(integer(m, "chunks")),
+		FileKey:     str(m, "file_key"),
+		Warnings:    strs(m, "warnings"),
 	}
 }
 

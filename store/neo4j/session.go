@@ -139,6 +139,18 @@ func str(m map[string]any, key string) string {
 	return v
 }
 
+// strs reads a list of strings; nil when empty or absent.
+func strs(m map[string]any, key string) []string {
+	list, _ := m[key].([]any)
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func integer(m map[string]any, key string) int64 {
 	switch v := m[key].(type) {
 	case int64:

@@ -84,9 +84,11 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 	if doc.ID == "" {
 		return s.fail(op, fmt.Errorf("document %s has an empty id", doc.Path))
 	}
+	props := documentProps(doc)
+	props["file_key"] = "" // a lifecycle row never lets a file be skipped unread
 	params := map[string]any{
 		"id":         doc.ID,
-		"props":      documentProps(doc),
+		"props":      props,
 		"status":     string(status),
 		"error":      reason,
 		"updated_at": time.Now().UTC(),
@@ -111,6 +113,21 @@ func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 	})
 }
 
+// SetFileKey records the file key of a document.
+func (s *Store) SetFileKey(ctx context.Context, id, key string) error {
+	params := map[string]any{"id": id, "key": key}
+	return s.write(ctx, "set file key of "+id, func(tx n4j.ManagedTransaction) error {
+		recs, err := collect(ctx, tx, stmtSetFileKey, params)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 || recordInt(recs[0], "n") == 0 {
+			return store.ErrNotFound
+		}
+		return nil
+	})
+}
+
 // documentProps is a document's metadata as node properties.
 func documentProps(d store.Document) map[string]any {
 	return map[string]any{
@@ -121,7 +138,18 @@ func documentProps(d store.Document) map[string]any {
 		"fingerprint": d.Fingerprint,
 		"size":        d.Size,
 		"mod_time":    timeParam(d.ModTime),
+		"file_key":    d.FileKey,
+		"warnings":    warningsParam(d.Warnings),
 	}
+}
+
+// warningsParam is a document's warnings as a list property; Neo4j stores
+// no empty lists of unknown type, so none is an empty string list.
+func warningsParam(w []string) []string {
+	if w == nil {
+		return []string{}
+	}
+	return w
 }
 
 // validate rejects a write the database would take only half of, with a

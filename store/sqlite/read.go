@@ -10,16 +10,38 @@ import (
 	"docgraph/store"
 )
 
-const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks`
+const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings`
 
 func scanDocument(sc interface{ Scan(...any) error }) (store.Document, error) {
 	var d store.Document
-	var status string
+	var status, warnings string
 	var mod, upd int64
-	err := sc.Scan(&d.ID, &d.Path, &d.Title, &d.Hash, &d.Format, &d.Fingerprint, &status, &d.Error, &d.Size, &mod, &upd, &d.Chunks)
+	err := sc.Scan(&d.ID, &d.Path, &d.Title, &d.Hash, &d.Format, &d.Fingerprint, &status, &d.Error, &d.Size, &mod, &upd, &d.Chunks, &d.FileKey, &warnings)
 	d.Status = store.Status(status)
 	d.ModTime, d.UpdatedAt = fromUnixNano(mod), fromUnixNano(upd)
+	if err == nil {
+		d.Warnings = decodeWarnings(warnings)
+	}
 	return d, err
+}
+
+// decodeWarnings reads the warnings column; a value it cannot read counts
+// as none, since warnings only inform.
+func decodeWarnings(s string) []string {
+	var out []string
+	if json.Unmarshal([]byte(s), &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// encodeWarnings is the warnings column of a document.
+func encodeWarnings(w []string) string {
+	if len(w) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(w)
+	return string(b)
 }
 
 // Document returns one document by id.

@@ -83,7 +83,9 @@ CREATE TABLE IF NOT EXISTS documents(
 	size        INTEGER NOT NULL DEFAULT 0,
 	mod_time    INTEGER NOT NULL DEFAULT 0, -- unix nanoseconds, 0 = unknown
 	updated_at  INTEGER NOT NULL DEFAULT 0, -- unix nanoseconds
-	chunks      INTEGER NOT NULL DEFAULT 0
+	chunks      INTEGER NOT NULL DEFAULT 0,
+	file_key    TEXT NOT NULL DEFAULT '',
+	warnings    TEXT NOT NULL DEFAULT '[]' -- JSON array of strings
 );
 CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
 CREATE INDEX IF NOT EXISTS documents_status ON documents(status);
@@ -280,6 +282,9 @@ func (s *Store) init(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("sqlite store %s: create schema: %w", s.path, err)
 	}
+	if err := addColumns(ctx, tx); err != nil {
+		return fmt.Errorf("sqlite store %s: upgrade schema: %w", s.path, err)
+	}
 	meta := map[string]string{}
 	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM meta`)
 	if err != nil {
@@ -340,6 +345,45 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// addedColumns are columns added to tables after schema version 1 was
+// released; a store made before them gets them on open. Their defaults keep
+// what older versions wrote meaningful (no file key: read the file again).
+var addedColumns = []struct{ table, column, ddl string }{
+	{"documents", "file_key", `ALTER TABLE documents ADD COLUMN file_key TEXT NOT NULL DEFAULT ''`},
+	{"documents", "warnings", `ALTER TABLE documents ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'`},
+}
+
+func addColumns(ctx context.Context, tx *sql.Tx) error {
+	have := map[string]bool{}
+	for _, c := range addedColumns {
+		if _, seen := have[c.table+".*"]; !seen {
+			rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, c.table)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					rows.Close()
+					return err
+				}
+				have[c.table+"."+name] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			have[c.table+".*"] = true
+		}
+		if !have[c.table+"."+c.column] {
+			if _, err := tx.ExecContext(ctx, c.ddl); err != nil {
+				return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
+			}
+		}
 	}
 	return nil
 }

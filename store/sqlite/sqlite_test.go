@@ -212,3 +212,36 @@ func checkIntegrity(t *testing.T, path string) {
 		}
 	}
 }
+
+// A store written before documents had file keys and warnings gains the
+// columns on open and keeps its rows.
+func TestOpenAddsColumnsToOlderStores(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetStatus(ctx, store.Document{ID: "old", Path: "old.md"}, store.StatusFailed, "unreadable"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE documents DROP COLUMN file_key`, `ALTER TABLE documents DROP COLUMN warnings`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	s, err = Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatalf("reopen an older store: %v", err)
+	}
+	defer s.Close()
+	d, err := s.Document(ctx, "old")
+	if err != nil {
+		t.Fatalf("read a row written before the upgrade: %v", err)
+	}
+	if d.Error != "unreadable" || d.FileKey != "" || len(d.Warnings) != 0 {
+		t.Errorf("upgraded row = %+v", d)
+	}
+}

@@ -90,11 +90,11 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	_, err := s.wdb.ExecContext(ctx, `
-		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?)
 		ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = excluded.error, updated_at = excluded.updated_at`,
 		doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint, string(status), reason,
-		doc.Size, unixNano(doc.ModTime), time.Now().UnixNano())
+		doc.Size, unixNano(doc.ModTime), time.Now().UnixNano(), encodeWarnings(doc.Warnings))
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: set status of %s to %s: %w", s.path, doc.ID, status, err)
 	}
@@ -114,6 +114,24 @@ func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: rename document %s to %s: %w", s.path, id, path, err)
+	}
+	return nil
+}
+
+// SetFileKey records the file key of a document; it moves no generation,
+// as nothing search sees changes.
+func (s *Store) SetFileKey(ctx context.Context, id, key string) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	res, err := s.wdb.ExecContext(ctx, `UPDATE documents SET file_key = ? WHERE id = ?`, key, id)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = store.ErrNotFound
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: set file key of %s: %w", s.path, id, err)
 	}
 	return nil
 }
@@ -220,10 +238,10 @@ func (s *Store) removeDocument(ctx context.Context, tx *sql.Tx, id string, ch *c
 func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, w *store.DocumentWrite, ch *change) error {
 	d := w.Document
 	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?)`,
+		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.Path, d.Title, d.Hash, d.Format, d.Fingerprint, string(store.StatusDone),
-		d.Size, unixNano(d.ModTime), time.Now().UnixNano(), len(w.Chunks)); err != nil {
+		d.Size, unixNano(d.ModTime), time.Now().UnixNano(), len(w.Chunks), d.FileKey, encodeWarnings(d.Warnings)); err != nil {
 		return fmt.Errorf("insert document: %w", err)
 	}
 

@@ -2,9 +2,11 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,6 +81,31 @@ func (s suite) testWriteAndReadBack(t *testing.T) {
 	}
 	if !d.ModTime.Equal(want.ModTime) {
 		t.Errorf("ModTime = %v, want %v", d.ModTime, want.ModTime)
+	}
+	if d.FileKey != want.FileKey || !slices.Equal(d.Warnings, want.Warnings) || len(d.Warnings) != 2 {
+		t.Errorf("FileKey %q, Warnings %q; want %q, %q", d.FileKey, d.Warnings, want.FileKey, want.Warnings)
+	}
+	// A lifecycle row never carries a file key: a file must be read again
+	// until a write has stored what it holds.
+	pending := want
+	pending.ID, pending.Path = "doc-pending-key", "geo/pending.md"
+	if err := st.SetStatus(ctx, pending, store.StatusPending, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := st.Document(ctx, pending.ID); err != nil || p.FileKey != "" {
+		t.Errorf("SetStatus stored file key %q (err %v); want none", p.FileKey, err)
+	}
+	if err := st.DeleteDocument(ctx, pending.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetFileKey(ctx, want.ID, "size=1;mtime=2"); err != nil {
+		t.Fatalf("SetFileKey: %v", err)
+	}
+	if d, err := st.Document(ctx, want.ID); err != nil || d.FileKey != "size=1;mtime=2" || d.Status != store.StatusDone {
+		t.Errorf("after SetFileKey: %+v, %v", d, err)
+	}
+	if err := st.SetFileKey(ctx, "no-such-doc", "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SetFileKey of an unknown id = %v, want ErrNotFound", err)
 	}
 	if d.Status != store.StatusDone || d.Error != "" || d.Chunks != len(w.Chunks) || d.UpdatedAt.IsZero() {
 		t.Errorf("Document status %q error %q chunks %d updated %v; want done, no error, %d chunks, a time", d.Status, d.Error, d.Chunks, d.UpdatedAt, len(w.Chunks))

@@ -25,6 +25,7 @@ type chunkFx struct {
 type docFx struct {
 	id, path, title string
 	chunks          []chunkFx
+	warning         string // first of two warnings the document carries
 }
 
 func ent(name, typ, desc string) ner.Entity {
@@ -57,6 +58,10 @@ func (f docFx) write(replaces ...string) *store.DocumentWrite {
 		ID: f.id, Path: f.path, Title: f.title, Hash: hex.EncodeToString(sum[:]), Format: "md",
 		Fingerprint: "storetest-v1", Size: int64(text.Len()),
 		ModTime: time.Date(2024, 5, 17, 9, 30, 0, 123456789, time.UTC),
+		FileKey: "size=" + fmt.Sprint(text.Len()) + ";mtime=1715938200123456789",
+	}
+	if f.warning != "" {
+		w.Document.Warnings = []string{f.warning, "second warning: 2 pages skipped"}
 	}
 	return w
 }
@@ -64,7 +69,7 @@ func (f docFx) write(replaces ...string) *store.DocumentWrite {
 // rhineV1 and rhineV2 are two versions of one file; ports shares the Rhine,
 // Rotterdam and the Rotterdam–Rhine relation with both.
 func rhineV1() docFx {
-	return docFx{id: "doc-rhine-v1", path: "geo/rhine.md", title: "The Rhine", chunks: []chunkFx{
+	return docFx{id: "doc-rhine-v1", path: "geo/rhine.md", title: "The Rhine", warning: "page 3 skipped: unreadable content stream", chunks: []chunkFx{
 		{
 			text: "The Rhine rises in the Swiss Alps and flows north to the North Sea.",
 			ents: []ner.Entity{
