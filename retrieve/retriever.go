@@ -26,7 +26,9 @@ const (
 )
 
 // Modes lists the retrieval modes, the default first.
-func Modes() []string { return []string{ModeMix, ModeNaive, ModeLocal, ModeGlobal, ModeHybrid, ModeLogic} }
+func Modes() []string {
+	return []string{ModeMix, ModeNaive, ModeLocal, ModeGlobal, ModeHybrid, ModeLogic}
+}
 
 // Weights are the reciprocal-rank fusion weights of mix's passage signals.
 type Weights struct {
