@@ -101,7 +101,7 @@ func isWordByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_'
 }
 
-// pick chooses the quantity near a word: the first starting after it,
+// pick chooses the quantity near a word: the first that ends after it starts,
 // else the last before it; without the word, the first.
 func pick(qs []quantity, text, near string) (quantity, bool) {
 	if len(qs) == 0 {
@@ -122,7 +122,7 @@ func pick(qs []quantity, text, near string) (quantity, bool) {
 		return qs[0], true
 	}
 	for _, q := range qs {
-		if q.pos >= at {
+		if q.pos+len(q.text) > at {
 			return q, true
 		}
 	}
@@ -210,7 +210,11 @@ func (lr *logicRun) compute(op string, values []string, near string) ([]LogicIte
 		a, b := got[0].q, got[1].q
 		if a.date && b.date && a.m > 0 && b.m > 0 {
 			days := a.time().Sub(b.time()).Hours() / 24
-			return []LogicItem{{Kind: "value", Name: formatNum(yearsBetween(b, a)) + " years",
+			y, unit := yearsBetween(b, a), " years"
+			if math.Abs(y) == 1 {
+				unit = " year"
+			}
+			return []LogicItem{{Kind: "value", Name: formatNum(y) + unit,
 				Text: fmt.Sprintf("%s minus %s: %s days", got[0].label+" "+a.text, got[1].label+" "+b.text, formatNum(math.Round(days)))}}, note
 		}
 		return []LogicItem{{Kind: "value", Name: formatNum(a.num - b.num),
