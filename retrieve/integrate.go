@@ -209,14 +209,16 @@ func (in *Integration) combine() {
 	}
 	lines := make([]string, len(in.Final))
 	for i, f := range in.Final {
-		lines[i] = f.Text + citeText(f.Cites)
+		lines[i] = f.Line()
 	}
 	in.Answer = strings.Join(lines, "\n")
 }
 
-func citeText(cites []int) string {
+// Line is the candidate as the final answer writes it: its text and its citations.
+func (f Final) Line() string {
 	var b strings.Builder
-	for _, n := range cites {
+	b.WriteString(f.Text)
+	for _, n := range f.Cites {
 		fmt.Fprintf(&b, " [%d]", n)
 	}
 	return b.String()

@@ -338,7 +338,9 @@ type LogicTraceStep struct {
 	Question string         `json:"question"`
 	Op       string         `json:"op"`
 	Args     map[string]any `json:"args"`
-	Items    []LogicItem    `json:"items"`
+	// Resolved are the arguments that referred to earlier steps, as run.
+	Resolved map[string][]string `json:"resolved,omitempty"`
+	Items    []LogicItem         `json:"items"`
 	// Note says why a step found nothing, or that it repeated an earlier one.
 	Note string `json:"note,omitempty"`
 	// Same is the earlier step this one repeats (0: none); it was not run again.
@@ -398,6 +400,14 @@ func (r *Retriever) logic(ctx context.Context, res *Result) error {
 		for i, step := range plan.Steps {
 			ts := LogicTraceStep{N: i + 1, Question: step.Question, Op: step.Op, Args: step.Args}
 			key, resolved, note := run.resolve(step)
+			for name, v := range step.Args {
+				if s, ok := v.(string); ok && stepRef.MatchString(s) && resolved != nil {
+					if ts.Resolved == nil {
+						ts.Resolved = map[string][]string{}
+					}
+					ts.Resolved[name] = resolved[name]
+				}
+			}
 			switch {
 			case note != "":
 				ts.Note = note
@@ -695,7 +705,8 @@ func (lr *logicRun) follow(ctx context.Context, name, rel string) ([]LogicItem, 
 		seen[id] = true
 		r := rels[i]
 		info := relationInfo(r, names, scores[i], 1)
-		items = append(items, LogicItem{Kind: "entity", Name: names[id], ID: id, Text: strings.TrimPrefix(relationLines([]RelationInfo{info})[0], "- ")})
+		info.Description = clip(info.Description, 300)
+		items = append(items, LogicItem{Kind: "entity", Name: names[id], ID: id, Text: "via " + strings.TrimPrefix(relationLines([]RelationInfo{info})[0], "- ")})
 		if len(items) == lr.cfg.MaxLinks {
 			break
 		}
@@ -835,6 +846,10 @@ func (lr *logicRun) itemText(it LogicItem) string {
 	return it.Name + ": " + it.Text
 }
 
+// LogicHistory is the history of a logic-form result's steps and results,
+// as its context lays it out.
+func LogicHistory(res *Result) []string { return logicLines(res, len(res.Passages)) }
+
 // logicLines render the history of steps and results for the context;
 // passages are cited by their number among the first kept passages (the
 // sources), others are said to be left out.
@@ -870,10 +885,8 @@ func logicLines(res *Result, kept int) []string {
 				lines = append(lines, "  = "+it.Name+" ("+it.Text+")")
 			default:
 				l := "  " + it.Name
-				if it.Text != "" && !strings.HasPrefix(it.Text, it.Name) {
-					l += ": " + it.Text
-				} else if it.Text != "" {
-					l = "  " + it.Text
+				if it.Text != "" {
+					l += " — " + it.Text
 				}
 				lines = append(lines, l)
 			}
@@ -892,6 +905,9 @@ func callText(s LogicTraceStep) string {
 	for _, p := range op.params {
 		switch v := s.Args[p.name].(type) {
 		case string:
+			if r, ok := s.Resolved[p.name]; ok && r != nil && strings.Join(r, ", ") != v {
+				v += " = " + strings.Join(r, ", ")
+			}
 			parts = append(parts, p.name+": "+v)
 		case []string:
 			parts = append(parts, p.name+": "+strings.Join(v, ", "))
