@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"docgraph/llm/llmtest"
+	"docgraph/splitter"
 )
 
 func TestAnswerModesNeedAModel(t *testing.T) {
@@ -361,4 +364,86 @@ func TestEvalComparesTheAnswerMethods(t *testing.T) {
 	if r := reps["films/logic"]; !strings.Contains(r.Note, "logic form answered 1 of 2; mix 1 (pre-check no 0, plan unusable 1") {
 		t.Errorf("films/logic note %q", r.Note)
 	}
+}
+
+// TestRequestsPerMode records what each answering mode sends for one
+// question on testdata/corpus: how many requests, of which kind, and their
+// prompt sizes in cl100k tokens (message text only; OpenAI adds about 4
+// tokens a message). `go test ./cmd/query -run RequestsPerMode -v` prints
+// the table the README quotes.
+func TestRequestsPerMode(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	tok, err := splitter.NewTokenizer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := kgStore(t)
+	tests := []struct {
+		name  string
+		check string
+		plan  string
+		args  []string
+		kinds string
+	}{
+		{"mix", "", "", nil, "keywords answer"},
+		{"mix --integrate logits", "", "", []string{"--integrate", "logits"}, "keywords graphrag llm_only"},
+		{"path (KG store)", "", "", []string{"--mode", "path"}, "answer"},
+		{"path --integrate logits (KG store)", "", "", []string{"--mode", "path", "--integrate", "logits"}, "graphrag llm_only"},
+		{"logic, pre-check yes", "YES", goPlan, []string{"--mode", "logic"}, "plan precheck answer"},
+		{"logic, pre-check no", "NO", goPlan, []string{"--mode", "logic"}, "plan precheck keywords answer"},
+		{"logic, unusable plan", "YES", "no plan", []string{"--mode", "logic"}, "plan keywords answer"},
+	}
+	var table []string
+	for _, tt := range tests {
+		srv := answerServer(t, tt.plan, tt.check, "Go [1]", "Go", 0, true)
+		store := db
+		q := goQuestion
+		if strings.Contains(tt.name, "KG store") {
+			store, q = kb, "who directed the movies [Marlene Dietrich] acted in"
+		}
+		if _, errs, err := run(t, append([]string{"--store", store, "--config", "", "--llm", "openai:test-model"}, append(tt.args, q)...)...); err != nil {
+			t.Fatalf("%s: %v\n%s", tt.name, err, errs)
+		}
+		// The GraphRAG and LLM-only requests go out together: list them in
+		// a fixed order.
+		reqs := srv.Requests()
+		order := "plan precheck keywords graphrag llm_only answer"
+		sort.SliceStable(reqs, func(i, j int) bool {
+			return strings.Index(order, requestKind(reqs[i])) < strings.Index(order, requestKind(reqs[j]))
+		})
+		var kinds, sizes []string
+		total := 0
+		for _, r := range reqs {
+			kind := requestKind(r)
+			n := 0
+			for _, m := range r.Messages {
+				n += tok.Count(m.Content)
+			}
+			total += n
+			kinds = append(kinds, kind)
+			sizes = append(sizes, fmt.Sprintf("%s %d", kind, n))
+		}
+		if strings.Join(kinds, " ") != tt.kinds {
+			t.Errorf("%s: requests %v; want %s", tt.name, kinds, tt.kinds)
+		}
+		table = append(table, fmt.Sprintf("| %s | %d | %s | %d |", tt.name, len(kinds), strings.Join(sizes, ", "), total))
+	}
+	t.Logf("one question, testdata/corpus, --max-context-tokens 8000:\n| mode | requests | prompt tokens per request | total prompt tokens |\n|---|---|---|---|\n%s", strings.Join(table, "\n"))
+}
+
+func requestKind(r llmtest.Request) string {
+	switch last := r.Last(); {
+	case strings.Contains(last, "Break the question into steps"):
+		return "plan"
+	case strings.Contains(last, "YES or NO"):
+		return "precheck"
+	case strings.Contains(last, "high_level_keywords"):
+		return "keywords"
+	case strings.Contains(last, "from your own knowledge"):
+		return "llm_only"
+	case r.LogProbs:
+		return "graphrag"
+	}
+	return "answer"
 }
