@@ -14,7 +14,6 @@ import (
 	"docgraph/retrieve"
 	"docgraph/splitter"
 	"docgraph/store"
-	"docgraph/store/sqlite"
 )
 
 func TestParseLogicPlan(t *testing.T) {
@@ -78,19 +77,7 @@ func TestParseLogicPlan(t *testing.T) {
 func corpusStore(t *testing.T) store.Store {
 	t.Helper()
 	ctx := context.Background()
-	emb := embedstore.NewHash()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), store.Options{
-		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
-		Merger:   pipeline.NewMerger(emb),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.Offline(pipeline.Settings{}, emb, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := offlineStore(t)
 	dir, _ := filepath.Abs("../testdata/corpus")
 	if sum, err := p.Ingest(ctx, []string{dir}, pipeline.Options{}); err != nil || sum.Failed != 0 {
 		t.Fatalf("ingest: %+v %v", sum, err)

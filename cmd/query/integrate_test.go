@@ -54,18 +54,16 @@ func TestAnswerModesNeedAModel(t *testing.T) {
 func answerServer(t *testing.T, plan, check, graphrag, alone string, lp float64, logprobs bool) *llmtest.Server {
 	t.Helper()
 	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
-		var text string
-		switch last := r.Last(); {
-		case strings.Contains(last, "Break the question into steps"):
+		text := graphrag
+		switch requestKind(r) {
+		case "plan":
 			return llmtest.Reply{Content: plan}
-		case strings.Contains(last, "Answer with exactly one word, YES or NO"):
+		case "precheck":
 			return llmtest.Reply{Content: check}
-		case strings.Contains(last, "high_level_keywords"):
+		case "keywords":
 			return llmtest.Reply{Content: `{"high_level_keywords": ["programming language"], "low_level_keywords": ["Unix", "Google"]}`}
-		case strings.Contains(last, "from your own knowledge"):
+		case "llm_only":
 			text = alone
-		default:
-			text = graphrag
 		}
 		if !logprobs {
 			return llmtest.Reply{Content: text}
@@ -432,6 +430,7 @@ func TestRequestsPerMode(t *testing.T) {
 	t.Logf("one question, testdata/corpus, --max-context-tokens 8000:\n| mode | requests | prompt tokens per request | total prompt tokens |\n|---|---|---|---|\n%s", strings.Join(table, "\n"))
 }
 
+// requestKind tells the requests of the answer-side modes apart by their prompts.
 func requestKind(r llmtest.Request) string {
 	switch last := r.Last(); {
 	case strings.Contains(last, "Break the question into steps"):
