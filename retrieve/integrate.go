@@ -48,7 +48,9 @@ const confidenceTolerance = 1.0 / 2048
 const ListAnswer = "every possible answer as a list, one answer per line, each as short as possible " +
 	"(a name, date, number or yes/no) followed by the sources it comes from as [n], and nothing else"
 
-// IntegrateOptions are the two thresholds of equations 4 and 5.
+// IntegrateOptions are the two thresholds of equations 4 and 5, taken as
+// given: 0 keeps every candidate (the naive merge the paper compares with
+// in its Table 7); DefaultTauG and DefaultTauL are the paper's settings.
 type IntegrateOptions struct {
 	TauG float64 // GraphRAG candidates kept at or above this confidence
 	TauL float64 // LLM-only candidates kept at or above this confidence
