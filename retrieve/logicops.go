@@ -274,4 +274,3 @@ func (lr *logicRun) itemText(it LogicItem) string {
 	}
 	return it.Name + ": " + it.Text
 }
-
