@@ -83,6 +83,19 @@ func F1(pred string, golds []string) float64 {
 	return best
 }
 
+// Hit is 1 when a normalised gold answer appears, as whole words, in the
+// normalised prediction: the KGQA hit rate GraphRAG-FI reports, fair to
+// answers that list several candidates.
+func Hit(pred string, golds []string) float64 {
+	p := " " + Normalize(CleanAnswer(pred)) + " "
+	for _, g := range golds {
+		if n := Normalize(g); n != "" && strings.Contains(p, " "+n+" ") {
+			return 1
+		}
+	}
+	return 0
+}
+
 func tokenF1(pred, gold []string) float64 {
 	if len(pred) == 0 || len(gold) == 0 {
 		if len(pred) == len(gold) {

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -141,5 +142,48 @@ func TestWriteTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], "2wiki") || !strings.Contains(lines[2], "73.9") || !strings.Contains(lines[1], "50.5") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+func TestHit(t *testing.T) {
+	golds := []string{"Josef von Sternberg", "William Dieterle"}
+	for pred, want := range map[string]float64{
+		"William Dieterle [1]":                    1,
+		"- Kismet\n- **Josef von Sternberg** [2]": 1,
+		"Dieterle":            0, // part of a name is not the answer
+		"Williams Dieterlein": 0,
+		"":                    0,
+	} {
+		if got := Hit(pred, golds); got != want {
+			t.Errorf("Hit(%q) = %v, want %v", pred, got, want)
+		}
+	}
+}
+
+// TestEvaluateAnswerOnly: questions without gold passages (MetaQA's
+// answer sets) get answers scored and no recall.
+func TestEvaluateAnswerOnly(t *testing.T) {
+	ds := MetaQADatasets(map[int][]MetaQAQuestion{1: {
+		{Hops: 1, Question: "who directed [Kismet]", Topic: "Kismet", Answers: []string{"William Dieterle"}},
+		{Hops: 1, Question: "what films did [Marlene Dietrich] act in", Topic: "Marlene Dietrich", Answers: []string{"Kismet", "Morocco"}},
+	}}, []int{1})[0]
+	if ds.Name != "metaqa-1hop" || ds.Questions[0].Question != "who directed Kismet" {
+		t.Fatalf("dataset %+v", ds)
+	}
+	answers := map[string]string{"who directed Kismet": "William Dieterle", "what films did Marlene Dietrich act in": "Morocco\nBlonde Venus"}
+	rep, err := Evaluate(context.Background(), ds, nil, "mix", func(context.Context, string) ([]string, error) { return nil, nil },
+		func(_ context.Context, q string) (string, error) { return answers[q], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Recall != nil || rep.Answered != 2 || rep.EM != 50 || rep.Hit != 100 {
+		t.Errorf("report %+v", rep)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, []*Report{rep}); err != nil {
+		t.Fatal(err)
+	}
+	if row := strings.Fields(strings.Split(b.String(), "\n")[1]); strings.Join(row[3:5], " ") != "- -" || row[len(row)-1] != "100.0" {
+		t.Errorf("table row %q; want no recall and Hit 100", row)
 	}
 }

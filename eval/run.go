@@ -28,26 +28,32 @@ type AnswerFunc func(ctx context.Context, question string) (string, error)
 
 // Report is one method's scores on one dataset.
 type Report struct {
-	Dataset   string          `json:"dataset"`
-	Method    string          `json:"method"`
-	Questions int             `json:"questions"`
-	Recall    map[int]float64 `json:"recall"` // percent, by k
-	P50       time.Duration   `json:"p50_ns"`
-	P95       time.Duration   `json:"p95_ns"`
-	// EM and F1 are percentages over the answered questions (with an LLM).
+	Dataset   string `json:"dataset"`
+	Method    string `json:"method"`
+	Questions int    `json:"questions"`
+	// Recall is in percent, by k, over the questions with gold passages;
+	// nil when none has any (MetaQA's answer-only sets).
+	Recall map[int]float64 `json:"recall"`
+	P50    time.Duration   `json:"p50_ns"`
+	P95    time.Duration   `json:"p95_ns"`
+	// EM and F1 are percentages over the answered questions (with an
+	// LLM); Hit is the share of answers that contain a gold answer.
 	EM       float64 `json:"em,omitempty"`
 	F1       float64 `json:"f1,omitempty"`
+	Hit      float64 `json:"hit,omitempty"`
 	Answered int     `json:"answered,omitempty"`
 	// Note says where a number comes from when not from this process.
 	Note string `json:"note,omitempty"`
 }
 
 // Evaluate runs every question through retrieve, one at a time so the
-// latencies are those of a single query, and answer when not nil.
+// latencies are those of a single query, and answer when not nil. Recall
+// counts the questions with gold passages (idx may be nil when none has).
 func Evaluate(ctx context.Context, ds *Dataset, idx *Index, method string, retrieve RetrieveFunc, answer AnswerFunc) (*Report, error) {
 	rep := &Report{Dataset: ds.Name, Method: method, Questions: len(ds.Questions), Recall: map[int]float64{}}
 	lat := make([]time.Duration, 0, len(ds.Questions))
-	var em, f1 float64
+	var em, f1, hit float64
+	withGold := 0
 	for _, q := range ds.Questions {
 		start := time.Now()
 		docs, err := retrieve(ctx, q.Question)
@@ -55,9 +61,12 @@ func Evaluate(ctx context.Context, ds *Dataset, idx *Index, method string, retri
 			return nil, fmt.Errorf("%s on %s, question %s: %w", method, ds.Name, q.ID, err)
 		}
 		lat = append(lat, time.Since(start))
-		got := idx.expand(docs)
-		for _, k := range Ks {
-			rep.Recall[k] += Recall(got, q.GoldIDs, k)
+		if len(q.GoldIDs) > 0 && idx != nil {
+			withGold++
+			got := idx.expand(docs)
+			for _, k := range Ks {
+				rep.Recall[k] += Recall(got, q.GoldIDs, k)
+			}
 		}
 		if answer != nil {
 			a, err := answer(ctx, q.Question)
@@ -66,16 +75,20 @@ func Evaluate(ctx context.Context, ds *Dataset, idx *Index, method string, retri
 			}
 			em += ExactMatch(a, q.Answers)
 			f1 += F1(a, q.Answers)
+			hit += Hit(a, q.Answers)
 			rep.Answered++
 		}
 	}
-	n := float64(len(ds.Questions))
 	for _, k := range Ks {
-		rep.Recall[k] = 100 * rep.Recall[k] / n
+		rep.Recall[k] = 100 * rep.Recall[k] / float64(max(withGold, 1))
+	}
+	if withGold == 0 {
+		rep.Recall = nil
 	}
 	rep.P50, rep.P95 = Percentile(lat, 50), Percentile(lat, 95)
 	if rep.Answered > 0 {
-		rep.EM, rep.F1 = 100*em/float64(rep.Answered), 100*f1/float64(rep.Answered)
+		n := float64(rep.Answered)
+		rep.EM, rep.F1, rep.Hit = 100*em/n, 100*f1/n, 100*hit/n
 	}
 	return rep, nil
 }
@@ -152,7 +165,8 @@ func runScript(ctx context.Context, python string, args ...string) (*bytes.Buffe
 	return &out, nil
 }
 
-// WriteTable prints reports as an aligned table, grouped by dataset.
+// WriteTable prints reports as an aligned table, grouped by dataset, and
+// after it the notes of the answer-side methods (which path answered, fall-backs).
 func WriteTable(w io.Writer, reps []*Report) error {
 	sort.SliceStable(reps, func(i, j int) bool { return reps[i].Dataset < reps[j].Dataset })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -160,22 +174,34 @@ func WriteTable(w io.Writer, reps []*Report) error {
 	for _, k := range Ks {
 		header += fmt.Sprintf("R@%d\t", k)
 	}
-	header += "p50 ms\tp95 ms\tEM\tF1\t"
+	header += "p50 ms\tp95 ms\tEM\tF1\tHit\t"
 	fmt.Fprintln(tw, header)
 	for _, r := range reps {
 		line := fmt.Sprintf("%s\t%s\t%d\t", r.Dataset, r.Method, r.Questions)
 		for _, k := range Ks {
-			line += fmt.Sprintf("%.1f\t", r.Recall[k])
+			if v, ok := r.Recall[k]; ok {
+				line += fmt.Sprintf("%.1f\t", v)
+			} else {
+				line += "-\t"
+			}
 		}
 		line += fmt.Sprintf("%s\t%s\t", ms(r.P50), ms(r.P95))
 		if r.Answered > 0 {
-			line += fmt.Sprintf("%.1f\t%.1f\t", r.EM, r.F1)
+			line += fmt.Sprintf("%.1f\t%.1f\t%.1f\t", r.EM, r.F1, r.Hit)
 		} else {
-			line += "-\t-\t"
+			line += "-\t-\t-\t"
 		}
 		fmt.Fprintln(tw, line)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range reps {
+		if r.Note != "" && r.Answered > 0 {
+			fmt.Fprintf(w, "note: %s %s: %s\n", r.Dataset, r.Method, r.Note)
+		}
+	}
+	return nil
 }
 
 func ms(d time.Duration) string {

@@ -105,11 +105,17 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 	}
 
 	est := EstimateMessageTokens(messages)
+	top, wantLP := wantsLogProbs(opts)
+	wantLP = wantLP && c.SupportsLogProbs() && opts.StreamingFunc == nil
 	var resp *llms.ContentResponse
 	err := c.eng.run(ctx, est, func(ctx context.Context) error {
+		lp := attachLogProbs(ctx, wantLP, top)
 		r, err := c.model.GenerateContent(ctx, messages, options...)
 		if err == nil && (r == nil || len(r.Choices) == 0) {
 			err = errors.New("empty response")
+		}
+		if err == nil {
+			lp.into(r.Choices[0])
 		}
 		resp = r
 		return err

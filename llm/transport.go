@@ -26,6 +26,9 @@ type attemptRecord struct {
 	status     int
 	retryAfter time.Duration
 	netErr     error
+	// logProbs, when set, asks the transport for token log-probabilities
+	// (logprobs.go).
+	logProbs *logProbsRequest
 }
 
 func withRecorder(ctx context.Context, r *attemptRecord) context.Context {
@@ -45,10 +48,31 @@ type recordingTransport struct {
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
 	rec, _ := req.Context().Value(recorderKey{}).(*attemptRecord)
+	var lp *logProbsRequest
+	if rec != nil {
+		rec.mu.Lock()
+		lp = rec.logProbs
+		rec.mu.Unlock()
+	}
+	if lp != nil {
+		var err error
+		if req, err = addLogProbs(req, lp.top); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
 	if rec == nil {
 		return resp, err
+	}
+	if err == nil && lp != nil {
+		var tokens []TokenLogProb
+		if tokens, err = readLogProbs(resp); err != nil {
+			resp = nil
+		}
+		rec.mu.Lock()
+		lp.tokens = tokens
+		rec.mu.Unlock()
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

@@ -31,6 +31,12 @@ const (
 	// filter (GraphRAG-FI) and its answer prompt with priority paths.
 	PathsSelect = "paths_select"
 	PathsAnswer = "paths_answer"
+	// LLMOnly is GraphRAG-FI's answer from the model alone, as a list.
+	LLMOnly = "llm_only"
+	// LogicPlan and Precheck are HuixiangDou2's logic-form decomposition
+	// (Algorithm 1) and the pre-check of its context (Algorithm 3).
+	LogicPlan = "logic_plan"
+	Precheck  = "precheck"
 )
 
 // DefaultEntityTypes are the entity types the extraction prompt asks for when
@@ -193,3 +199,37 @@ func RenderAnswer(d AnswerData) (string, error) {
 	}
 	return Render(Answer, d)
 }
+
+// RenderLLMOnly renders the request to answer a question without any
+// retrieved context, every possible answer on its own line.
+func RenderLLMOnly(question string) (string, error) {
+	return Render(LLMOnly, map[string]any{"Question": question})
+}
+
+// Operator describes one logic-form operator to the model.
+type Operator struct {
+	Name      string
+	Signature string // its arguments, optional ones marked with "?"
+	Doc       string
+}
+
+// LogicPlanData fills the logic_plan prompt.
+type LogicPlanData struct {
+	Question  string
+	Operators []Operator
+	MaxSteps  int
+}
+
+// RenderLogicPlan renders the request to decompose a question into
+// (sub-question, operator, arguments) steps, as JSON.
+func RenderLogicPlan(d LogicPlanData) (string, error) { return Render(LogicPlan, d) }
+
+// PrecheckData fills the precheck prompt.
+type PrecheckData struct {
+	Question string
+	Context  string
+}
+
+// RenderPrecheck renders the yes/no question whether a context supports
+// an answer.
+func RenderPrecheck(d PrecheckData) (string, error) { return Render(Precheck, d) }

@@ -7,7 +7,7 @@ import (
 )
 
 func TestEveryTemplateHasATest(t *testing.T) {
-	want := []string{Answer, Continue, Extract, Judge, Keywords, PathsAnswer, PathsSelect, Summarize}
+	want := []string{Answer, Continue, Extract, Judge, Keywords, LLMOnly, LogicPlan, PathsAnswer, PathsSelect, Precheck, Summarize}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v (add a render test for each new prompt)", got, want)
 	}
@@ -87,6 +87,34 @@ func TestRender(t *testing.T) {
 			want:    []string{"[1] genes.md\nBRCA1 repairs DNA.", "[2]\nUntitled passage.", "What does BRCA1 do?", "[n]", "a few paragraphs"},
 			notWant: []string{"<no value>"},
 		},
+		{
+			name:    "llm only",
+			render:  func() (string, error) { return RenderLLMOnly("Who designed Go?") },
+			want:    []string{"Question: Who designed Go?", "one answer per line", "own knowledge", "I don't know"},
+			notWant: []string{"<no value>", "[n]"},
+		},
+		{
+			name: "logic plan",
+			render: func() (string, error) {
+				return RenderLogicPlan(LogicPlanData{Question: "How much older is Babbage than Lovelace?", MaxSteps: 6, Operators: []Operator{
+					{Name: "lookup_entity", Signature: "name", Doc: "find an entity by name"},
+					{Name: "compute", Signature: "op, values, near?", Doc: "count, sum, min, max, earliest, latest or diff"},
+				}})
+			},
+			want: []string{
+				"Question: How much older is Babbage than Lovelace?", "- lookup_entity(name): find an entity by name",
+				"- compute(op, values, near?): count", "at most 6 steps", `{"steps": [{"question": "...", "op": "OPERATOR", "args": {"NAME": "VALUE"}}]}`, "$N",
+			},
+			notWant: []string{"<no value>"},
+		},
+		{
+			name: "precheck",
+			render: func() (string, error) {
+				return RenderPrecheck(PrecheckData{Question: "Where was Fairfax born?", Context: "Step 1: ... Melbourne"})
+			},
+			want:    []string{"YES or NO", "Step 1: ... Melbourne", "Question: Where was Fairfax born?"},
+			notWant: []string{"<no value>"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,5 +178,11 @@ func TestRenderPathPrompts(t *testing.T) {
 	plain, _ := Render(PathsAnswer, map[string]any{"Question": "Q?", "Priority": paths})
 	if strings.Contains(plain, "High priority") || strings.Contains(plain, "<no value>") {
 		t.Errorf("without additional paths there are no priority headings:\n%s", plain)
+	}
+}
+
+func TestRenderLogicPlanWithoutOperators(t *testing.T) {
+	if _, err := RenderLogicPlan(LogicPlanData{Question: "q"}); err != nil {
+		t.Errorf("a plan prompt without operators still renders: %v", err)
 	}
 }

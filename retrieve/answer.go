@@ -36,15 +36,10 @@ func (a *AnswerResult) Cited() []Source {
 // Answer asks the model to answer from the context, citing passages as [n].
 // When stream is not nil the answer is written to it as it arrives.
 func Answer(ctx context.Context, model llms.Model, c *Context, stream io.Writer) (*AnswerResult, error) {
-	prompt, err := c.Prompt()
+	msgs, err := c.Messages()
 	if err != nil {
 		return nil, err
 	}
-	var msgs []llms.MessageContent
-	if sys := c.System(); sys != "" {
-		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, sys))
-	}
-	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt))
 	opts := []llms.CallOption{llms.WithTemperature(0)}
 	if stream != nil {
 		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
@@ -81,4 +76,18 @@ func Citations(answer string) map[int]bool {
 		}
 	}
 	return out
+}
+
+// Messages are the chat messages that ask for the answer: the graph
+// sections as a system message (when there are any), then the prompt.
+func (c *Context) Messages() ([]llms.MessageContent, error) {
+	prompt, err := c.Prompt()
+	if err != nil {
+		return nil, err
+	}
+	var msgs []llms.MessageContent
+	if sys := c.System(); sys != "" {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, sys))
+	}
+	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, prompt)), nil
 }

@@ -24,11 +24,12 @@ type Budget struct {
 	Entities  float64 // share for entities (0.15)
 	Relations float64 // share for relationships (0.15)
 	Facts     float64 // share for knowledge graph facts (0.10)
+	Steps     float64 // share for logic-form steps and results (0.40)
 }
 
 // DefaultBudget is an 8k-token prompt with most of it for passages.
 func DefaultBudget() Budget {
-	return Budget{MaxTokens: 8000, Cypher: 0.10, Entities: 0.15, Relations: 0.15, Facts: 0.10}
+	return Budget{MaxTokens: 8000, Cypher: 0.10, Entities: 0.15, Relations: 0.15, Facts: 0.10, Steps: 0.40}
 }
 
 // Source is one numbered passage of the context, citable as [N].
@@ -101,13 +102,16 @@ func sourceTitle(s Source) string {
 	return s.DocTitle
 }
 
-// Assemble lays a result out within the budget: answer-format hint, graph
-// query rows, entities, relationships, facts, then as many passages as fit,
+// Assemble lays a result out within the budget: answer-format hint,
+// logic-form steps, graph query rows, entities, relationships, facts, then as many passages as fit,
 // the last one truncated if that lets it in. The whole prompt, as Prompt and
 // System render it, never exceeds b.MaxTokens.
 func Assemble(res *Result, tok TokenCounter, b Budget, responseType string) (*Context, error) {
 	if b.MaxTokens <= 0 {
 		b.MaxTokens = DefaultBudget().MaxTokens
+	}
+	if b.Steps <= 0 {
+		b.Steps = DefaultBudget().Steps
 	}
 	c := &Context{Question: res.Question, ResponseType: responseType}
 	fixed, err := c.Prompt()
@@ -120,16 +124,16 @@ func Assemble(res *Result, tok TokenCounter, b Budget, responseType string) (*Co
 	}
 	var graph strings.Builder
 	used := 0
-	// section adds a header and as many lines as fit in share*left tokens.
-	section := func(title string, lines []string, share float64) {
+	// render lays out a header and as many lines as fit in share*left tokens.
+	render := func(title string, lines []string, share float64) (string, int) {
 		if len(lines) == 0 {
-			return
+			return "", 0
 		}
 		limit := int(share * float64(left))
 		header := "-----" + title + "-----\n"
 		n := tok.Count(header) + 1
 		if n >= limit {
-			return
+			return "", 0
 		}
 		var sb strings.Builder
 		sb.WriteString(header)
@@ -143,15 +147,26 @@ func Assemble(res *Result, tok TokenCounter, b Budget, responseType string) (*Co
 			n += t
 		}
 		if sb.Len() == len(header) {
-			return
+			return "", 0
 		}
 		sb.WriteByte('\n')
-		graph.WriteString(sb.String())
+		return sb.String(), n
+	}
+	section := func(title string, lines []string, share float64) {
+		s, n := render(title, lines, share)
+		graph.WriteString(s)
 		used += n
 	}
 	if res.Hint != "" {
 		section("Answer format", []string{res.Hint}, 1)
 	}
+	steps := func(kept int) string {
+		s, _ := render("Reasoning steps", logicLines(res, kept), b.Steps)
+		return s
+	}
+	stepsAt := graph.Len()
+	section("Reasoning steps", logicLines(res, len(res.Passages)), b.Steps)
+	stepsEnd := graph.Len()
 	if res.Cypher != nil {
 		lines := []string{"Query: " + strings.Join(strings.Fields(res.Cypher.Query), " ")}
 		for _, row := range res.Cypher.Rows {
@@ -199,6 +214,15 @@ func Assemble(res *Result, tok TokenCounter, b Budget, responseType string) (*Co
 			break
 		}
 	}
+	// Steps citing passages that did not fit say so instead.
+	fixSteps := func() {
+		if res.Logic != nil && len(c.Sources) < len(res.Passages) {
+			s := steps(len(c.Sources))
+			c.Graph = c.Graph[:stepsAt] + s + c.Graph[stepsEnd:]
+			stepsEnd = stepsAt + len(s)
+		}
+	}
+	fixSteps()
 	// The estimate above adds pieces; the rendered prompt is what counts.
 	for {
 		prompt, err := c.Prompt()
@@ -210,6 +234,7 @@ func Assemble(res *Result, tok TokenCounter, b Budget, responseType string) (*Co
 			break
 		}
 		c.Sources = c.Sources[:len(c.Sources)-1]
+		fixSteps()
 	}
 	if c.Tokens > b.MaxTokens {
 		c.Graph = ""

@@ -38,19 +38,7 @@ const filmQuestion = "Where was the director of Won In The Clouds born?"
 func ingest(t testing.TB, passages []eval.Passage) (*sqlite.Store, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	emb := embedstore.NewHash()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), store.Options{
-		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
-		Merger:   pipeline.NewMerger(emb),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.Offline(pipeline.Settings{}, emb, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := offlineStore(t)
 	ds := &eval.Dataset{Name: "test", Dir: t.TempDir(), Passages: passages}
 	if _, err := eval.Ingest(ctx, ds, p, st, 2, nil); err != nil {
 		t.Fatal(err)
@@ -86,4 +74,24 @@ func describe(byDoc map[string]string, ids []string) string {
 		s = append(s, byDoc[d])
 	}
 	return fmt.Sprint(s)
+}
+
+// offlineStore opens a new SQLite store (closed when the test ends) and
+// the offline pipeline that writes to it.
+func offlineStore(t testing.TB) (*sqlite.Store, *pipeline.Pipeline) {
+	t.Helper()
+	emb := embedstore.NewHash()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), store.Options{
+		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		Merger:   pipeline.NewMerger(emb),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := pipeline.Offline(pipeline.Settings{}, emb, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, p
 }

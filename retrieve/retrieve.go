@@ -59,6 +59,8 @@ type Result struct {
 	Paths []paths.Path `json:"paths,omitempty"`
 	// Cypher is the generated graph query and its rows (Neo4j, --cypher).
 	Cypher *CypherResult `json:"cypher,omitempty"`
+	// Logic is logic-form retrieval's plan and its history of steps (mode logic).
+	Logic *LogicTrace `json:"logic,omitempty"`
 	// Timings holds the duration of each stage, in nanoseconds in JSON.
 	Timings map[string]time.Duration `json:"timings_ns"`
 }

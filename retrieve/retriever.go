@@ -26,7 +26,9 @@ const (
 )
 
 // Modes lists the retrieval modes, the default first.
-func Modes() []string { return []string{ModeMix, ModeNaive, ModeLocal, ModeGlobal, ModeHybrid} }
+func Modes() []string {
+	return []string{ModeMix, ModeNaive, ModeLocal, ModeGlobal, ModeHybrid, ModeLogic}
+}
 
 // Weights are the reciprocal-rank fusion weights of mix's passage signals.
 type Weights struct {
@@ -65,6 +67,8 @@ type Config struct {
 	// PathSpec chooses the path retrieval modules behind mix's path
 	// signal (DefaultPathSpec when empty); Weights.Paths turns it on.
 	PathSpec string
+	// Logic bounds logic-form retrieval (mode logic).
+	Logic LogicConfig
 }
 
 // DefaultConfig is the configuration tuned offline (hash embedder, offline
@@ -177,6 +181,7 @@ func (c Config) withDefaults() Config {
 	if c.Weights == (Weights{}) {
 		c.Weights = d.Weights
 	}
+	c.Logic = c.Logic.withDefaults()
 	return c
 }
 
@@ -206,6 +211,8 @@ func (r *Retriever) Retrieve(ctx context.Context, question, mode string) (*Resul
 		err = r.dual(ctx, res)
 	case ModeMix:
 		err = r.mix(ctx, res)
+	case ModeLogic:
+		err = r.logic(ctx, res)
 	}
 	if err != nil {
 		return nil, err

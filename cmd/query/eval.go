@@ -37,6 +37,7 @@ type evalOptions struct {
 	Retrieval   retrievalFlags
 	MetaQA      metaqaFlags // --metaqa (paths.go)
 	Paths       pathFlags
+	Answer      answerFlags // --mode logic, --integrate (integrate.go)
 }
 
 func newEvalCmd(io streams) *cobra.Command {
@@ -82,14 +83,15 @@ tools/bm25_baseline.py are there, that script's numbers measured in the same run
 	opts.Retrieval.add(fs)
 	opts.MetaQA.add(fs)
 	opts.Paths.add(fs)
+	opts.Answer.add(fs)
 	return cmd
 }
 
 func runEval(ctx context.Context, opts *evalOptions, io streams) error {
-	if opts.MetaQA.Dir != "" {
+	if opts.MetaQA.Dir != "" && !metaqaAnswers(opts) {
 		return runMetaQA(ctx, opts, io)
 	}
-	if len(opts.Datasets) == 0 {
+	if len(opts.Datasets) == 0 && opts.MetaQA.Dir == "" {
 		return errors.New("--dataset is required")
 	}
 	modes := strings.Split(opts.Modes, ",")
@@ -106,6 +108,9 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		if b != "bm25" {
 			return fmt.Errorf("unknown baseline %q (available: bm25)", b)
 		}
+	}
+	if err := opts.Answer.checkEval(modes, opts); err != nil {
+		return err
 	}
 	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
 	if err != nil {
@@ -135,6 +140,13 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		}
 		reps, err := evalDataset(ctx, ds, idx, st, emb, model, cfg, modes, opts, io)
 		st.Close()
+		if err != nil {
+			return err
+		}
+		reports = append(reports, reps...)
+	}
+	if opts.MetaQA.Dir != "" {
+		reps, err := evalMetaQAAnswers(ctx, opts, emb, model, cfg, modes, io)
 		if err != nil {
 			return err
 		}
@@ -216,6 +228,14 @@ func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st stor
 	}
 	for _, mode := range modes {
 		r := retrieve.New(st, emb, retrieve.WithConfig(cfg), retrieve.WithModel(model))
+		if mode == retrieve.ModeLogic {
+			rep, err := evalAnswerMethod(ctx, ds, idx, r, model, mode, opts, tok)
+			if err != nil {
+				return nil, err
+			}
+			add(rep)
+			continue
+		}
 		// Load the in-memory graph before timing: it is built once per store.
 		if _, err := r.Retrieve(ctx, ds.Questions[0].Question, mode); err != nil {
 			return nil, err
@@ -261,6 +281,13 @@ func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st stor
 			return nil, err
 		}
 		add(rep)
+		if opts.Answer.Integrate != "" && mode == retrieve.ModeMix {
+			rep, err := evalAnswerMethod(ctx, ds, idx, r, model, mode+"+"+opts.Answer.Integrate, opts, tok)
+			if err != nil {
+				return nil, err
+			}
+			add(rep)
+		}
 	}
 	return reports, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/embedstore"
 	"docgraph/eval"
 	"docgraph/pipeline"
 	"docgraph/retrieve/paths"
@@ -234,6 +235,9 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if err != nil {
 		return err
 	}
+	if opts.Answer.Integrate != "" {
+		return integratePaths(ctx, opts, io, model, res, prompt, sources, priority, additional)
+	}
 	if opts.JSON {
 		out := pathOutput{Result: res, Sources: sources}
 		if model != nil && len(res.Paths) > 0 {
@@ -415,25 +419,13 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		return err
 	}
 	defer done()
-	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-metaqa-")
+	st, closeStore, err := metaqaStore(ctx, opts, emb, io)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
-	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	start := time.Now()
-	r := (&pipeline.Pipeline{Store: st, Embedder: emb}).ImportTriples(ctx, kb)
-	if r.Outcome == pipeline.Failed {
-		return errors.New(r.Error)
-	}
-	fmt.Fprintf(io.Err, "metaqa: kb %s %s (%s)\n", r.Outcome, kb, time.Since(start).Round(time.Millisecond))
+	defer closeStore()
 	scanner := st.(store.KGScanner)
-	start = time.Now()
+	start := time.Now()
 	kg, err := paths.LoadKG(ctx, scanner)
 	if err != nil {
 		return err
@@ -484,6 +476,32 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		}
 	}
 	return nil
+}
+
+// metaqaStore opens the store holding the MetaQA KB (in --store-dir, or a
+// temporary folder that closing removes), importing DIR/kb.txt unless it
+// is already there.
+func metaqaStore(ctx context.Context, opts *evalOptions, emb embedstore.Embedder, io streams) (store.Store, func(), error) {
+	kb := filepath.Join(opts.MetaQA.Dir, "kb.txt")
+	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-metaqa-")
+	if err != nil {
+		return nil, nil, err
+	}
+	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
+	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	closeStore := func() { st.Close(); cleanup() }
+	start := time.Now()
+	r := (&pipeline.Pipeline{Store: st, Embedder: emb}).ImportTriples(ctx, kb)
+	if r.Outcome == pipeline.Failed {
+		closeStore()
+		return nil, nil, errors.New(r.Error)
+	}
+	fmt.Fprintf(io.Err, "metaqa: kb %s %s (%s)\n", r.Outcome, kb, time.Since(start).Round(time.Millisecond))
+	return st, closeStore, nil
 }
 
 // comparePPR runs igraph (the shared baseline script, then the same PPR

@@ -104,7 +104,8 @@ type queryOptions struct {
 	ContextOnly bool
 	CPUProfile  string
 	Retrieval   retrievalFlags
-	Paths       pathFlags // --mode path (paths.go)
+	Paths       pathFlags   // --mode path (paths.go)
+	Answer      answerFlags // --mode logic, --integrate (integrate.go)
 }
 
 func newRootCmd(io streams) *cobra.Command {
@@ -123,6 +124,13 @@ func newRootCmd(io streams) *cobra.Command {
   naive   full-text and vector chunk search only
   path    reasoning paths (Entity -[relation]-> Entity) by LEGO-GraphRAG
           modules chosen with --paths, e.g. se=ppr,pf=beam:bm25,pr=emb
+  logic   (needs --llm) HuixiangDou2 logic form: the model splits the
+          question into operator steps run on the graph, checks that their
+          result can answer it, and falls back to mix when not
+
+--integrate logits (mix and path, needs --llm) answers twice, from the
+context and from the model alone, and keeps the answers whose tokens the
+model was sure of (GraphRAG-FI; --tau-g, --tau-l).
 
 With --llm the answer streams to the terminal, citing passages as [n], and
 a sources list follows; without one the ranked passages are printed.
@@ -156,6 +164,7 @@ Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.`,
 	_ = fs.MarkHidden("cpuprofile")
 	opts.Retrieval.add(fs)
 	opts.Paths.add(fs)
+	opts.Answer.add(fs)
 	cmd.AddCommand(newEvalCmd(io))
 	return cmd
 }
@@ -179,6 +188,9 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if handled, err := runAnswerModes(ctx, opts, io); handled {
+		return err
 	}
 	if opts.Mode == modePath {
 		return runPathQuery(ctx, opts, io)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,6 +38,10 @@ type Request struct {
 	// JSONMode says the client asked for a JSON object answer: OpenAI's
 	// response_format json_object or Ollama's format "json".
 	JSONMode bool
+	// LogProbs says the client asked for token log-probabilities (OpenAI's
+	// logprobs), TopLogProbs how many alternatives per token.
+	LogProbs    bool
+	TopLogProbs int
 }
 
 // Last is the content of the request's last message.
@@ -59,6 +64,94 @@ type Reply struct {
 	Delay      time.Duration // wait before answering; cut short if the client leaves
 	// Usage reported with a chat answer; omitted when both are zero.
 	PromptTokens, CompletionTokens int
+	// Tokens are the answer's tokens with their log-probabilities, sent as
+	// choices[0].logprobs.content of a non-streamed OpenAI answer when the
+	// request asks for logprobs (without Tokens such a request gets
+	// "logprobs": null, as from a server that does not offer them). When
+	// Content is empty the answer is the tokens' concatenation.
+	Tokens []Token
+}
+
+// Token is one answer token with its log-probability and, for the
+// top_logprobs list, the likeliest alternatives at its position.
+type Token struct {
+	Text    string
+	LogProb float64
+	Top     []Token
+}
+
+// Tokens splits content into tokens the way GPT tokenizers roughly do
+// (words with their leading space, punctuation and line breaks on their
+// own), each with the same log-probability.
+func Tokens(content string, logprob float64) []Token {
+	var out []Token
+	for _, t := range SplitTokens(content) {
+		out = append(out, Token{Text: t, LogProb: logprob})
+	}
+	return out
+}
+
+// SplitTokens cuts text into word-like tokens: a run of letters or digits
+// with the spaces before it, each other character alone; concatenated they
+// give back text.
+func SplitTokens(text string) []string {
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	word := func(i int) int { // end of the word starting at i
+		for i < len(text) {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if !isWord(r) {
+				break
+			}
+			i += n
+		}
+		return i
+	}
+	var out []string
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		j := i + n
+		switch {
+		case isWord(r):
+			j = word(i)
+		case r == ' ':
+			if next, _ := utf8.DecodeRuneInString(text[j:]); j < len(text) && isWord(next) {
+				j = word(j)
+			}
+		}
+		out = append(out, text[i:j])
+		i = j
+	}
+	return out
+}
+
+func joinTokens(ts []Token) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.Text)
+	}
+	return b.String()
+}
+
+// logprobsJSON is the OpenAI wire form of tokens: token, logprob, bytes and
+// the first top alternatives.
+func logprobsJSON(ts []Token, top int) map[string]any {
+	content := make([]map[string]any, len(ts))
+	for i, t := range ts {
+		alts := []map[string]any{}
+		for _, a := range t.Top[:min(top, len(t.Top))] {
+			alts = append(alts, map[string]any{"token": a.Text, "logprob": a.LogProb, "bytes": byteList(a.Text)})
+		}
+		content[i] = map[string]any{"token": t.Text, "logprob": t.LogProb, "bytes": byteList(t.Text), "top_logprobs": alts}
+	}
+	return map[string]any{"content": content}
+}
+
+func byteList(s string) []int {
+	out := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		out[i] = int(s[i])
+	}
+	return out
 }
 
 // Responder chooses the reply to a request.
@@ -186,13 +279,16 @@ type chatBody struct {
 		Type string `json:"type"`
 	} `json:"response_format"` // openai
 	// Format is Ollama's; raw because newer clients may send a JSON schema.
-	Format json.RawMessage `json:"format"`
+	Format      json.RawMessage `json:"format"`
+	LogProbs    bool            `json:"logprobs"`
+	TopLogProbs int             `json:"top_logprobs"`
 }
 
 func (b chatBody) request() Request {
 	r := Request{
 		Model: b.Model, Temperature: b.Temperature, Stream: b.Stream,
 		JSONMode: b.ResponseFormat != nil && b.ResponseFormat.Type == "json_object" || string(b.Format) == `"json"`,
+		LogProbs: b.LogProbs, TopLogProbs: b.TopLogProbs,
 	}
 	for _, m := range b.Messages {
 		r.Messages = append(r.Messages, Message{Role: m.Role, Content: text(m.Content)})
@@ -236,16 +332,27 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 	if !ok {
 		return
 	}
+	content := rep.Content
+	if content == "" {
+		content = joinTokens(rep.Tokens)
+	}
 	if b.Stream {
-		s.stream(w, b.Model, rep.Content)
+		s.stream(w, b.Model, content)
 		return
+	}
+	choice := map[string]any{
+		"index": 0, "finish_reason": "stop",
+		"message": map[string]any{"role": "assistant", "content": content},
+	}
+	if b.LogProbs {
+		choice["logprobs"] = nil
+		if rep.Tokens != nil {
+			choice["logprobs"] = logprobsJSON(rep.Tokens, b.TopLogProbs)
+		}
 	}
 	resp := map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": b.Model,
-		"choices": []map[string]any{{
-			"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": rep.Content},
-		}},
+		"choices": []map[string]any{choice},
 	}
 	if rep.PromptTokens != 0 || rep.CompletionTokens != 0 {
 		resp["usage"] = map[string]int{

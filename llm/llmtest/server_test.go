@@ -2,6 +2,7 @@ package llmtest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -94,5 +95,72 @@ func TestJSONMode(t *testing.T) {
 	r := srv.Requests()
 	if len(r) != 2 || !r[0].JSONMode || r[1].JSONMode || r[0].Stream || r[1].Stream {
 		t.Errorf("requests = %+v; want JSON mode on the first only, neither streamed", r)
+	}
+}
+
+func TestSplitTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Harold Fairfax", []string{"Harold", " Fairfax"}},
+		{"- Melbourne [2]\n- Zürich", []string{"-", " Melbourne", " ", "[", "2", "]", "\n", "-", " Zürich"}},
+		{"  a, 1935.", []string{" ", " a", ",", " 1935", "."}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		got := llmtest.SplitTokens(tt.in)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("SplitTokens(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if strings.Join(got, "") != tt.in {
+			t.Errorf("SplitTokens(%q) does not concatenate back: %q", tt.in, got)
+		}
+	}
+}
+
+// TestLogProbsWireFormat reads the raw OpenAI answer: choices[0].logprobs
+// holds content[] with token, logprob, bytes and top_logprobs, cut to the
+// number asked for, and is null when the reply has no tokens.
+func TestLogProbsWireFormat(t *testing.T) {
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.Last(), "none") {
+			return llmtest.Reply{Content: "no tokens"}
+		}
+		return llmtest.Reply{Tokens: []llmtest.Token{
+			{Text: "Go", LogProb: -0.5, Top: []llmtest.Token{{Text: "Go", LogProb: -0.5}, {Text: "C", LogProb: -1}, {Text: "B", LogProb: -3}}},
+		}}
+	})
+	defer srv.Close()
+	post := func(body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(srv.OpenAIBaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v["choices"].([]any)[0].(map[string]any)
+	}
+	c := post(`{"model":"m","messages":[{"role":"user","content":"q"}],"logprobs":true,"top_logprobs":2}`)
+	if c["message"].(map[string]any)["content"] != "Go" {
+		t.Errorf("content %v", c["message"])
+	}
+	content := c["logprobs"].(map[string]any)["content"].([]any)
+	tok := content[0].(map[string]any)
+	if tok["token"] != "Go" || tok["logprob"] != -0.5 || len(tok["top_logprobs"].([]any)) != 2 || len(tok["bytes"].([]any)) != 2 {
+		t.Errorf("token %v", tok)
+	}
+	if r := srv.Requests()[0]; !r.LogProbs || r.TopLogProbs != 2 {
+		t.Errorf("request %+v", r)
+	}
+	if c := post(`{"model":"m","messages":[{"role":"user","content":"none"}],"logprobs":true}`); c["logprobs"] != nil {
+		t.Errorf("logprobs %v; want null without tokens", c["logprobs"])
+	}
+	if _, has := post(`{"model":"m","messages":[{"role":"user","content":"q"}]}`)["logprobs"]; has {
+		t.Error("logprobs sent unasked")
 	}
 }

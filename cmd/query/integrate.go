@@ -1,0 +1,489 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/embedstore"
+	"docgraph/eval"
+	"docgraph/graphbuild"
+	"docgraph/pipeline"
+	"docgraph/retrieve"
+	"docgraph/retrieve/paths"
+	"docgraph/splitter"
+)
+
+// The answer-side methods: GraphRAG-FI's logits-based integration
+// (--integrate logits, path and mix modes) and HuixiangDou2's logic-form
+// retrieval with its pre-check (--mode logic). Both need a model; without
+// --llm they refuse with a message rather than run without one.
+
+const integrateLogits = "logits"
+
+// answerFlags are the answer-side flags query and eval share.
+type answerFlags struct {
+	fs         *pflag.FlagSet
+	Integrate  string
+	TauG, TauL float64
+}
+
+func (f *answerFlags) add(fs *pflag.FlagSet) {
+	f.fs = fs
+	fs.StringVar(&f.Integrate, "integrate", "", `"logits": GraphRAG-FI integration, the retrieved answer and the model's own weighed by token log-probabilities (mix and path modes; needs --llm)`)
+	fs.Float64Var(&f.TauG, "tau-g", retrieve.DefaultTauG, "--integrate logits: keep answers from the retrieved context at or above this confidence (0..1)")
+	fs.Float64Var(&f.TauL, "tau-l", retrieve.DefaultTauL, "--integrate logits: keep the model's own answers at or above this confidence (0..1)")
+}
+
+func (f *answerFlags) options() retrieve.IntegrateOptions {
+	return retrieve.IntegrateOptions{TauG: f.TauG, TauL: f.TauL}
+}
+
+// check validates the flags for the modes a run uses, --integrate applying
+// to those in integrated: --integrate names a known method and modes it
+// works with, the thresholds are probabilities and come with it, and what
+// needs a model has one.
+func (f *answerFlags) check(modes, integrated []string, llmSpec string) error {
+	noLLM := strings.TrimSpace(llmSpec) == ""
+	for _, name := range []string{"tau-g", "tau-l"} {
+		fl := f.fs.Lookup(name)
+		v := f.TauG
+		if name == "tau-l" {
+			v = f.TauL
+		}
+		if fl.Changed && f.Integrate == "" {
+			return fmt.Errorf("--%s is a threshold of --integrate logits; give --integrate logits too", name)
+		}
+		if v < 0 || v > 1 {
+			return fmt.Errorf("--%s %v: a confidence is between 0 and 1", name, v)
+		}
+	}
+	switch f.Integrate {
+	case "":
+	case integrateLogits:
+		for _, m := range integrated {
+			if m != retrieve.ModeMix && m != modePath {
+				return fmt.Errorf("--integrate logits works with --mode mix or path, not %s", m)
+			}
+		}
+		if noLLM {
+			return errors.New("--integrate logits needs --llm: it weighs the model's answers by their token log-probabilities, and offline there is no model to ask")
+		}
+	default:
+		return fmt.Errorf("--integrate %q: unknown method (available: logits)", f.Integrate)
+	}
+	for _, m := range modes {
+		if m == retrieve.ModeLogic && noLLM {
+			return errors.New("--mode logic needs --llm: the model decomposes the question into steps and checks their result (offline, use --mode mix)")
+		}
+	}
+	return nil
+}
+
+// runAnswerModes runs --mode logic and --integrate logits for mix; it
+// reports whether it handled the query (path mode integrates in
+// runPathQuery).
+func runAnswerModes(ctx context.Context, opts *queryOptions, io streams) (bool, error) {
+	a := &opts.Answer
+	if err := a.check([]string{opts.Mode}, []string{opts.Mode}, opts.Retrieval.LLM); err != nil {
+		return true, err
+	}
+	if a.Integrate != "" && a.fs.Lookup("response-type").Changed {
+		return true, errors.New("--response-type and --integrate logits do not go together: integration needs the answer as a list")
+	}
+	switch {
+	case opts.Mode == retrieve.ModeLogic:
+		return true, runLogicQuery(ctx, opts, io)
+	case a.Integrate != "" && opts.Mode == retrieve.ModeMix:
+		return true, runMixIntegrated(ctx, opts, io)
+	}
+	return false, nil
+}
+
+// answerSession is what a model-backed query opens: tokenizer, embedder,
+// model and store, and a retriever over them.
+type answerSession struct {
+	tok   *splitter.Tokenizer
+	model llms.Model
+	r     *retrieve.Retriever
+	close func()
+}
+
+func openAnswerSession(ctx context.Context, opts *queryOptions) (*answerSession, error) {
+	if strings.TrimSpace(opts.Question) == "" {
+		return nil, fmt.Errorf("empty question")
+	}
+	tok, err := splitter.NewTokenizer("")
+	if err != nil {
+		return nil, err
+	}
+	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings)
+	if err != nil {
+		return nil, err
+	}
+	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
+	return &answerSession{tok: tok, model: model, r: r, close: func() { st.Close(); done() }}, nil
+}
+
+// logicOutput is the --json document of a logic query: the result that
+// answered, and the logic form's trace, pre-check and verdict.
+type logicOutput struct {
+	output
+	Logic      *retrieve.LogicTrace `json:"logic"`
+	Precheck   *retrieve.Precheck   `json:"precheck"`
+	AnsweredBy string               `json:"answered_by"`
+	Reason     string               `json:"fallback_reason,omitempty"`
+}
+
+// runLogicQuery is --mode logic: HuixiangDou2's logic-form retrieval, the
+// pre-check, and the answer from the logic form or, when it cannot
+// answer, from mix; the answer streams either way.
+func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
+	s, err := openAnswerSession(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	start := time.Now()
+	out, err := s.r.PrepareLogic(ctx, opts.Question, retrieve.AnswerSetup{Tokens: s.tok, Budget: opts.Retrieval.budget(), ResponseType: opts.Retrieval.ResponseType})
+	if err != nil {
+		return err
+	}
+	verdict := "answered by the logic form (pre-check: yes)"
+	if out.AnsweredBy != retrieve.ModeLogic {
+		verdict = "answered by mix: " + out.Reason
+	}
+	switch {
+	case opts.ContextOnly:
+		fmt.Fprintf(io.Err, "query: %s\n", verdict)
+		fmt.Fprint(io.Out, out.Context.String())
+		return nil
+	case opts.JSON:
+		t := time.Now()
+		a, err := retrieve.Answer(ctx, s.model, out.Context, nil)
+		if err != nil {
+			return err
+		}
+		out.Result.Timings["answer"] = time.Since(t)
+		out.Result.Timings["total"] = time.Since(start)
+		doc := logicOutput{
+			output: output{Result: out.Result, Answer: a.Text, Sources: a.Sources, ContextTokens: out.Context.Tokens},
+			Logic:  out.Logic.Logic, Precheck: out.Precheck, AnsweredBy: out.AnsweredBy, Reason: out.Reason,
+		}
+		return writeJSON(io.Out, doc)
+	}
+	fmt.Fprintf(io.Out, "logic form: %d step(s)\n", len(out.Logic.Logic.Steps))
+	if e := out.Logic.Logic.Error; e != "" {
+		fmt.Fprintln(io.Out, "  plan unusable:", e)
+	}
+	for _, l := range retrieve.LogicHistory(out.Logic) {
+		fmt.Fprintln(io.Out, l)
+	}
+	fmt.Fprintf(io.Out, "\n%s\n\n", verdict)
+	return streamAnswer(ctx, s.model, out.Context, io.Out)
+}
+
+// streamAnswer streams the model's cited answer, then the sources it cites.
+func streamAnswer(ctx context.Context, model llms.Model, c *retrieve.Context, w io.Writer) error {
+	a, err := retrieve.Answer(ctx, model, c, w)
+	if err != nil {
+		return err
+	}
+	if !strings.HasSuffix(a.Text, "\n") {
+		fmt.Fprintln(w)
+	}
+	printSources(w, a.Cited())
+	return nil
+}
+
+func printSources(w io.Writer, sources []retrieve.Source) {
+	if len(sources) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nSources:")
+	for _, s := range sources {
+		fmt.Fprintf(w, "[%d] %s (chunk %d)\n", s.N, displayPath(s.DocPath), s.Index)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// integratedOutput is the --json document of an integrated mix query.
+type integratedOutput struct {
+	output
+	Integration *retrieve.Integration `json:"integration"`
+}
+
+// runMixIntegrated is --mode mix --integrate logits: mix retrieval, then
+// GraphRAG-FI's integration of the answer from its context with the
+// model's own.
+func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error {
+	s, err := openAnswerSession(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	start := time.Now()
+	res, err := s.r.Retrieve(ctx, opts.Question, retrieve.ModeMix)
+	if err != nil {
+		return err
+	}
+	c, err := retrieve.Assemble(res, s.tok, opts.Retrieval.budget(), retrieve.ListAnswer)
+	if err != nil {
+		return err
+	}
+	if opts.ContextOnly {
+		fmt.Fprint(io.Out, c.String())
+		return nil
+	}
+	msgs, err := c.Messages()
+	if err != nil {
+		return err
+	}
+	t := time.Now()
+	in, err := retrieve.Integrate(ctx, s.model, msgs, opts.Question, opts.Answer.options())
+	if err != nil {
+		return err
+	}
+	res.Timings["integrate"] = time.Since(t)
+	res.Timings["total"] = time.Since(start)
+	if in.Fallback != "" {
+		fmt.Fprintf(io.Err, "query: note: %s\n", in.Fallback)
+	}
+	sources := citedSources(c.Sources, in)
+	if opts.JSON {
+		return writeJSON(io.Out, integratedOutput{
+			output:      output{Result: res, Answer: in.Answer, Sources: sources, ContextTokens: c.Tokens},
+			Integration: in,
+		})
+	}
+	printIntegration(io.Out, in, nil)
+	var cited []retrieve.Source
+	for _, s := range sources {
+		if s.Cited {
+			cited = append(cited, s)
+		}
+	}
+	printSources(io.Out, cited)
+	return nil
+}
+
+// citedSources marks the sources the final candidates cite.
+func citedSources(sources []retrieve.Source, in *retrieve.Integration) []retrieve.Source {
+	cited := map[int]bool{}
+	for _, f := range in.Final {
+		for _, n := range f.Cites {
+			cited[n] = true
+		}
+	}
+	out := append([]retrieve.Source(nil), sources...)
+	for i := range out {
+		out[i].Cited = cited[out[i].N]
+	}
+	return out
+}
+
+// printIntegration prints the final answer, one candidate a line with
+// where it comes from and its confidence; from gives extra lines under a
+// candidate (path mode: the chunks its paths came from).
+func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retrieve.Final) string) {
+	if in.Fallback != "" {
+		fmt.Fprintln(w, strings.TrimSpace(in.Answer))
+		return
+	}
+	width := 0
+	lines := make([]string, len(in.Final))
+	for i, f := range in.Final {
+		lines[i] = f.Line()
+		width = max(width, len(lines[i]))
+	}
+	for i, f := range in.Final {
+		var why string
+		switch f.From {
+		case "graphrag":
+			why = fmt.Sprintf("retrieved, confidence %.2f", *f.ConfidenceG)
+		case "llm_only":
+			why = fmt.Sprintf("model alone, confidence %.2f", *f.ConfidenceL)
+		default:
+			why = fmt.Sprintf("retrieved %.2f and model alone %.2f", *f.ConfidenceG, *f.ConfidenceL)
+		}
+		fmt.Fprintf(w, "%-*s  (%s)\n", width, lines[i], why)
+		if from != nil {
+			if s := from(f); s != "" {
+				fmt.Fprintf(w, "    from: %s\n", s)
+			}
+		}
+	}
+}
+
+// pathIntegratedOutput is the --json document of an integrated path query.
+type pathIntegratedOutput struct {
+	pathOutput
+	Integration *retrieve.Integration `json:"integration"`
+	// CandidateChunks are, for each final candidate from the paths, the
+	// chunks of the paths that name it.
+	CandidateChunks map[string][]string `json:"candidate_chunks,omitempty"`
+}
+
+// integratePaths is --mode path --integrate logits: the paths' answer
+// prompt (GraphRAG-FI's Figure 5) is the GraphRAG side of the integration.
+func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
+	sources map[string]pathSource, priority, additional []paths.Path) error {
+	t := time.Now()
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
+	in, err := retrieve.Integrate(ctx, model, msgs, opts.Question, opts.Answer.options())
+	if err != nil {
+		return err
+	}
+	res.Timings["integrate"] = time.Since(t)
+	if in.Fallback != "" {
+		fmt.Fprintf(io.Err, "query: note: %s\n", in.Fallback)
+	}
+	chunks := map[string][]string{}
+	for _, f := range in.Final {
+		if f.From != "llm_only" {
+			if ids := pathChunksNaming(res.Paths, f.Text); len(ids) > 0 {
+				chunks[f.Text] = ids
+			}
+		}
+	}
+	if opts.JSON {
+		return writeJSON(io.Out, pathIntegratedOutput{
+			pathOutput:  pathOutput{Result: res, Sources: sources, Answer: in.Answer},
+			Integration: in, CandidateChunks: chunks,
+		})
+	}
+	printPaths(io, res, sources, priority, additional)
+	fmt.Fprintln(io.Out, "\nAnswer:")
+	printIntegration(io.Out, in, func(f retrieve.Final) string {
+		var where []string
+		for _, id := range chunks[f.Text] {
+			if s, ok := sources[id]; ok {
+				where = append(where, fmt.Sprintf("%s chunk %d", displayPath(s.DocPath), s.Index))
+			}
+		}
+		return strings.Join(where, "; ")
+	})
+	return nil
+}
+
+// pathChunksNaming are the chunks of the paths whose text names the
+// candidate (names compared folded, as entity keys are).
+func pathChunksNaming(ps []paths.Path, candidate string) []string {
+	key := " " + graphbuild.NormalizeKey(candidate) + " "
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if !strings.Contains(" "+graphbuild.NormalizeKey(p.Text)+" ", key) {
+			continue
+		}
+		for _, c := range p.Chunks() {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// checkEval validates the answer flags of an eval run: --integrate adds
+// a "mix+logits" method beside mix, so mix must be among the modes.
+func (f *answerFlags) checkEval(modes []string, opts *evalOptions) error {
+	var integrable []string
+	for _, m := range modes {
+		if m == retrieve.ModeMix {
+			integrable = append(integrable, m)
+		}
+	}
+	if f.Integrate != "" && len(integrable) == 0 {
+		return errors.New("--integrate logits adds mix+logits beside mix; give --mode with mix")
+	}
+	if err := f.check(modes, integrable, opts.Retrieval.LLM); err != nil {
+		return err
+	}
+	if opts.MetaQA.Dir != "" && strings.TrimSpace(opts.Retrieval.LLM) == "" {
+		return errors.New("--metaqa with --mode or --dataset measures answers, which needs --llm (without it, --metaqa alone measures path retrieval)")
+	}
+	return nil
+}
+
+// metaqaAnswers says whether --metaqa is to be answered in the modes, like
+// a dataset (when --mode, --integrate or --dataset is given), rather than
+// measured for path retrieval.
+func metaqaAnswers(opts *evalOptions) bool {
+	return len(opts.Datasets) > 0 || opts.Answer.Integrate != "" || opts.Answer.fs.Lookup("mode").Changed
+}
+
+// evalAnswerMethod measures one answer-side method on a dataset: "logic",
+// or "mix+logits".
+func evalAnswerMethod(ctx context.Context, ds *eval.Dataset, idx *eval.Index, r *retrieve.Retriever, model llms.Model,
+	method string, opts *evalOptions, tok *splitter.Tokenizer) (*eval.Report, error) {
+	// Load the in-memory graph before timing, as for the other modes.
+	if _, err := r.Retrieve(ctx, ds.Questions[0].Question, retrieve.ModeMix); err != nil {
+		return nil, err
+	}
+	setup := retrieve.AnswerSetup{Tokens: tok, Budget: opts.Retrieval.budget(), ResponseType: shortAnswer}
+	var (
+		retrieveFn eval.RetrieveFunc
+		answerFn   eval.AnswerFunc
+		stats      *eval.MethodStats
+	)
+	if method == retrieve.ModeLogic {
+		retrieveFn, answerFn, stats = eval.LogicMethod(r, model, setup)
+	} else {
+		retrieveFn, answerFn, stats = eval.IntegratedMethod(r, model, setup, opts.Answer.options())
+	}
+	rep, err := eval.Evaluate(ctx, ds, idx, method, retrieveFn, answerFn)
+	if err != nil {
+		return nil, err
+	}
+	rep.Note = stats.Note()
+	return rep, nil
+}
+
+// evalMetaQAAnswers answers the MetaQA questions (the first --questions,
+// 200 by default, of each --hops) in the modes, over the imported KB.
+func evalMetaQAAnswers(ctx context.Context, opts *evalOptions, emb embedstore.Embedder, model llms.Model,
+	cfg retrieve.Config, modes []string, io streams) ([]*eval.Report, error) {
+	limit := opts.Questions
+	if limit <= 0 {
+		limit = 200
+	}
+	qs, err := eval.LoadMetaQA(opts.MetaQA.Dir, opts.MetaQA.Hops, limit)
+	if err != nil {
+		return nil, err
+	}
+	st, closeStore, err := metaqaStore(ctx, opts, emb, io)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore()
+	noBaselines := *opts
+	noBaselines.Baselines = nil // they measure passage recall, which MetaQA has no gold for
+	var out []*eval.Report
+	for _, ds := range eval.MetaQADatasets(qs, opts.MetaQA.Hops) {
+		reps, err := evalDataset(ctx, ds, nil, st, emb, model, cfg, modes, &noBaselines, io)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, reps...)
+	}
+	return out, nil
+}
