@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"docgraph/pipeline"
@@ -38,7 +37,6 @@ func BenchmarkWalkDeepTree(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(depth), "ns/level")
-			_ = strings.TrimSpace
 		})
 	}
 }
