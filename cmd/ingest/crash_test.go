@@ -496,8 +496,8 @@ func TestSignals(t *testing.T) {
 		c := run(t, db)
 		inFlight(t, c, db)
 		c.signal(t, os.Interrupt)
-		if code := c.wait(t); code != 0 {
-			t.Fatalf("after one signal ingest should exit 0, got %d:\n%s", code, c.stderr.String())
+		if code := c.wait(t); code != 130 {
+			t.Fatalf("a batch run stopped by Ctrl-C should exit 130 (the shell's convention), got %d:\n%s", code, c.stderr.String())
 		}
 		if !stored(t, db, big) {
 			t.Fatalf("the document in flight at the signal should have been finished:\n%s", c.stderr.String())
@@ -516,8 +516,8 @@ func TestSignals(t *testing.T) {
 		c := run(t, db, "--shutdown-timeout", "1ms")
 		inFlight(t, c, db)
 		c.signal(t, syscall.SIGTERM)
-		if code := c.wait(t); code != 0 {
-			t.Fatalf("a shutdown timeout is still a clean stop, got exit %d:\n%s", code, c.stderr.String())
+		if code := c.wait(t); code != 128+int(syscall.SIGTERM) {
+			t.Fatalf("a batch run stopped by SIGTERM should exit 143 even when the shutdown timeout rolled back, got %d:\n%s", code, c.stderr.String())
 		}
 		if !strings.Contains(c.stderr.String(), "rolled back") {
 			t.Fatalf("the timeout should be reported:\n%s", c.stderr.String())
@@ -537,8 +537,8 @@ func TestSignals(t *testing.T) {
 		inFlight(t, c, db)
 		c.signal(t, os.Interrupt)
 		c.signal(t, syscall.SIGTERM)
-		if code := c.wait(t); code == 0 {
-			t.Fatalf("a second signal should end ingest with a failure status:\n%s", c.stderr.String())
+		if code := c.wait(t); code != 128+int(syscall.SIGTERM) {
+			t.Fatalf("a second signal (SIGTERM) should end ingest with status 143, got %d:\n%s", code, c.stderr.String())
 		}
 		if stored(t, db, big) {
 			t.Fatal("the document in flight should not have been finished")
