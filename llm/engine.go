@@ -118,7 +118,7 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		err := attempt(actx)
 		f := failure{}
 		if err != nil {
-			f = classify(ctx, actx, err, rec)
+			f = classify(ctx, actx, err, rec, e.cfg.timeout)
 		}
 		cancel()
 		if err == nil {
@@ -180,6 +180,9 @@ func (e *engine) fail(ctx context.Context, attempts int, f failure, err error) e
 		ce.ctxErr = ctx.Err()
 	}
 	msg := e.red.redact(err.Error())
+	if f.detail != "" {
+		msg = e.red.redact(f.detail)
+	}
 	if f.reason != "" && f.reason != "error" {
 		msg = f.reason + ": " + msg
 	}

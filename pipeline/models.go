@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -234,7 +235,9 @@ func (m *Models) Close() error {
 }
 
 // cachePath is where LLM responses are cached: beside a SQLite graph, or
-// under ./.docgraph for server stores.
+// under ./.docgraph for server stores. The default place is skipped (no
+// cache) when its folder exists but cannot be written, as beside a store
+// that is only read.
 func (s Settings) cachePath() string {
 	switch s.Cache {
 	case "off", "none", "false":
@@ -247,13 +250,27 @@ func (s Settings) cachePath() string {
 	if st == "" {
 		st = DefaultStore
 	}
+	dir := ".docgraph"
 	if rest, ok := strings.CutPrefix(st, "sqlite://"); ok {
-		return filepath.Join(filepath.Dir(rest), "llm-cache.db")
+		dir = filepath.Dir(rest)
+	} else if !strings.Contains(st, "://") {
+		dir = filepath.Dir(st)
 	}
-	if !strings.Contains(st, "://") {
-		return filepath.Join(filepath.Dir(st), "llm-cache.db")
+	if info, err := os.Stat(dir); err == nil && info.IsDir() && !writable(dir) {
+		return ""
 	}
-	return filepath.Join(".docgraph", "llm-cache.db")
+	return filepath.Join(dir, "llm-cache.db")
+}
+
+// writable reports whether files can be created in dir.
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".docgraph-probe-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
 }
 
 func newEmbedder(ctx context.Context, spec string, opts []llm.Option) (embedstore.Embedder, error) {

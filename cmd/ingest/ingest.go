@@ -61,8 +61,8 @@ func exitCode(err error) int {
 	return cli.ExitCode(err)
 }
 
-// run is the whole command line, main without the process around it.
-func run(ctx context.Context, io streams, args []string) error {
+// execute is the whole command line, main without the process around it.
+func execute(ctx context.Context, io streams, args []string) error {
 	return cli.Run(ctx, newRootCmd(io), args, io.Err)
 }
 

@@ -16,7 +16,7 @@ import (
 func runCmd(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(context.Background(), streams{Out: &out, Err: &errb}, args)
+	err := execute(context.Background(), streams{Out: &out, Err: &errb}, args)
 	return out.String(), errb.String(), err
 }
 

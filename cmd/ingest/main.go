@@ -12,7 +12,7 @@ import (
 
 func main() {
 	ctx, stop := cli.NotifyContext(context.Background())
-	err := run(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		TTY: cli.IsTerminal(os.Stderr), Width: func() int { return cli.Width(os.Stderr) }}, os.Args[1:])
 	stop()
 	os.Exit(exitCode(err))

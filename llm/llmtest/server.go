@@ -59,6 +59,15 @@ type Reply struct {
 	Delay      time.Duration // wait before answering; cut short if the client leaves
 	// Usage reported with a chat answer; omitted when both are zero.
 	PromptTokens, CompletionTokens int
+	// Raw, when set, is the whole body of a 200 answer instead of an API
+	// response: garbage for the client to choke on (OpenAI chat).
+	Raw string
+	// StreamCut, when above zero, ends a streamed OpenAI answer after that
+	// many content events, with no finish_reason and no [DONE]: the body
+	// just ends, as when a proxy gives up. With Abort the connection is
+	// dropped there instead, so the client sees the body break off.
+	StreamCut int
+	Abort     bool
 }
 
 // Responder chooses the reply to a request.
@@ -236,8 +245,13 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 	if !ok {
 		return
 	}
+	if rep.Raw != "" {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, rep.Raw)
+		return
+	}
 	if b.Stream {
-		s.stream(w, b.Model, rep.Content)
+		s.stream(w, b.Model, rep)
 		return
 	}
 	resp := map[string]any{
@@ -256,9 +270,11 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-// stream sends answer as OpenAI server-sent events: the role first, then
-// the content in ChunkSize pieces, then finish_reason "stop" and [DONE].
-func (s *Server) stream(w http.ResponseWriter, model, answer string) {
+// stream sends rep.Content as OpenAI server-sent events: the role first,
+// then the content in ChunkSize pieces, then finish_reason "stop" and
+// [DONE] (unless rep.StreamCut ends it early).
+func (s *Server) stream(w http.ResponseWriter, model string, rep Reply) {
+	answer := rep.Content
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	created := time.Now().Unix()
@@ -276,13 +292,21 @@ func (s *Server) stream(w http.ResponseWriter, model, answer string) {
 	}
 	event(map[string]any{"role": "assistant"}, nil)
 	size := max(s.ChunkSize, 1)
+	sent := 0
 	for rest := answer; rest != ""; {
+		if rep.StreamCut > 0 && sent == rep.StreamCut {
+			if rep.Abort {
+				panic(http.ErrAbortHandler) // drops the connection mid-body
+			}
+			return
+		}
 		n := min(size, len(rest))
 		for n < len(rest) && !utf8.RuneStart(rest[n]) {
 			n++ // a client may decode each chunk on its own
 		}
 		event(map[string]any{"content": rest[:n]}, nil)
 		rest = rest[n:]
+		sent++
 	}
 	event(map[string]any{}, "stop")
 	fmt.Fprint(w, "data: [DONE]\n\n")
