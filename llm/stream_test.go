@@ -28,9 +28,9 @@ func TestBrokenAnswersAreErrors(t *testing.T) {
 			want: "nothing readable as an OpenAI chat completion stream", wantCalls: 1},
 		{name: "garbage body", reply: llmtest.Reply{Raw: "<html>502 Bad Gateway</html>"},
 			want: "unusable response", wantCalls: 1},
-		{name: "stream cut cleanly", reply: llmtest.Reply{Content: answer, StreamCut: 2}, stream: true,
+		{name: "stream cut cleanly", reply: llmtest.Reply{Content: answer, Cut: 2}, stream: true,
 			want: "before the model finished", wantCalls: 1},
-		{name: "stream dropped", reply: llmtest.Reply{Content: answer, StreamCut: 2, Abort: true}, stream: true,
+		{name: "stream dropped", reply: llmtest.Reply{Content: answer, Cut: 2, Abort: true}, stream: true,
 			want: "answer stream broke", wantCalls: 1},
 	}
 	for _, tt := range tests {

@@ -175,7 +175,8 @@ func classify(ctx, attemptCtx context.Context, err error, rec *attemptRecord, ti
 	case status == http.StatusOK:
 		// The server answered but the client could not use the answer
 		// (empty choices, malformed JSON): asking again rarely helps.
-		return failure{reason: "unusable response", status: status}
+		return failure{reason: "unusable response", status: status,
+			detail: fmt.Sprintf("the answer from %s could not be read: %v", url, err)}
 	}
 	// No recorder information: a model we did not build. Read what we can.
 	var le *llms.Error

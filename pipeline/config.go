@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -148,8 +149,15 @@ func OpenExistingStore(ctx context.Context, s Settings, opts store.Options) (sto
 	}
 	if path, ok := sqliteFile(raw); ok {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w at %s: nothing has been ingested there (make one with: ingest --store %s PATH...), or another --store or working directory was meant",
-				ErrNoStore, path, store.Redact(raw))
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			howTo := "ingest PATH..."
+			if raw != DefaultStore {
+				howTo = "ingest --store " + store.Redact(raw) + " PATH..."
+			}
+			return nil, fmt.Errorf("%w at %s: nothing has been ingested there (make one with: %s), or another --store or working directory was meant",
+				ErrNoStore, path, howTo)
 		}
 	}
 	return OpenStoreWith(ctx, s, opts)

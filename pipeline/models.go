@@ -275,7 +275,7 @@ func writable(dir string) bool {
 
 func newEmbedder(ctx context.Context, spec string, opts []llm.Option) (embedstore.Embedder, error) {
 	name, _, _ := strings.Cut(spec, ":")
-	if name == "" || name == "hash" {
+	if name == "" || name == "hash" || name == "hash-v1" {
 		return NewEmbedder(spec)
 	}
 	e, err := llm.NewEmbedder(ctx, spec, opts...)

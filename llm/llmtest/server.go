@@ -62,12 +62,13 @@ type Reply struct {
 	// Raw, when set, is the whole body of a 200 answer instead of an API
 	// response: garbage for the client to choke on (OpenAI chat).
 	Raw string
-	// StreamCut, when above zero, ends a streamed OpenAI answer after that
-	// many content events, with no finish_reason and no [DONE]: the body
-	// just ends, as when a proxy gives up. With Abort the connection is
-	// dropped there instead, so the client sees the body break off.
-	StreamCut int
-	Abort     bool
+	// Cut, when above zero, ends an OpenAI chat answer early: a streamed
+	// one after that many content events (no finish_reason, no [DONE]), a
+	// plain one after that many bytes of its JSON. The body just ends, as
+	// when a proxy gives up; with Abort the connection is dropped there
+	// instead, so the client sees the body break off.
+	Cut   int
+	Abort bool
 }
 
 // Responder chooses the reply to a request.
@@ -267,12 +268,21 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 			"total_tokens": rep.PromptTokens + rep.CompletionTokens,
 		}
 	}
+	if rep.Cut > 0 {
+		b, _ := json.Marshal(resp)
+		w.Write(b[:min(rep.Cut, len(b))])
+		if rep.Abort {
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
 	json.NewEncoder(w).Encode(resp)
 }
 
 // stream sends rep.Content as OpenAI server-sent events: the role first,
 // then the content in ChunkSize pieces, then finish_reason "stop" and
-// [DONE] (unless rep.StreamCut ends it early).
+// [DONE] (unless rep.Cut ends it early).
 func (s *Server) stream(w http.ResponseWriter, model string, rep Reply) {
 	answer := rep.Content
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -294,7 +304,7 @@ func (s *Server) stream(w http.ResponseWriter, model string, rep Reply) {
 	size := max(s.ChunkSize, 1)
 	sent := 0
 	for rest := answer; rest != ""; {
-		if rep.StreamCut > 0 && sent == rep.StreamCut {
+		if rep.Cut > 0 && sent == rep.Cut {
 			if rep.Abort {
 				panic(http.ErrAbortHandler) // drops the connection mid-body
 			}

@@ -1,0 +1,160 @@
+// Package clitest runs a command's main in a child process of its test
+// binary, for what only a real process shows: exit statuses, signals, and
+// permissions (run as another user).
+package clitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// argsEnv carries the child's command line.
+const argsEnv = "DOCGRAPH_CLITEST_ARGS"
+
+// Child is the body of the test named test (TestChild, say) in a command's
+// package: in a child started by Command it runs main with the child's
+// arguments and exits; in a normal test run it skips.
+func Child(t *testing.T, name string, main func()) {
+	raw := os.Getenv(argsEnv)
+	if raw == "" {
+		t.Skip("runs only as the child process of the command's process tests")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		fmt.Fprintln(os.Stderr, "bad child args:", err)
+		os.Exit(3)
+	}
+	os.Args = append([]string{name}, args...)
+	main()
+	os.Exit(0)
+}
+
+// Command is the command line args run by the test binary's test named
+// test, which calls Child: the command's real main in a process of its own.
+func Command(t *testing.T, test string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = os.Environ()
+	SetArgs(t, cmd, args...)
+	return cmd
+}
+
+// SetArgs replaces the command line of a child made by Command.
+func SetArgs(t *testing.T, cmd *exec.Cmd, args ...string) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(cmd.Env, argsEnv+"="+string(raw)) // the last one counts
+}
+
+// AsNobody makes cmd run as the user nobody when the tests run as root,
+// for whom file permissions do not apply: the binary is copied to a
+// folder nobody can reach, the copy is what runs. It returns a folder
+// under which both can work (world-writable). Not root: cmd is unchanged
+// and the folder is a plain temporary one. It skips the test when nobody
+// or setpriv is missing.
+func AsNobody(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "docgraph-clitest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(dir)
+	})
+	if os.Geteuid() != 0 {
+		return dir
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no user nobody to run as:", err)
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv is needed to run as nobody")
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "cmd.test")
+	if err := copyFile(cmd.Path, bin); err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	cmd.Args = append([]string{setpriv, "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", bin}, cmd.Args[1:]...)
+	cmd.Path = setpriv
+	cmd.Env = append(cmd.Env, "HOME="+dir)
+	return dir
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// Result is what a finished child did.
+type Result struct {
+	Stdout, Stderr string
+	Code           int // exit status; 128+N when signal N killed it
+}
+
+// Run runs cmd to its end (at most two minutes) and returns what it did.
+func Run(t *testing.T, cmd *exec.Cmd) Result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("child did not exit; stderr:\n%s", errb.String())
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
