@@ -210,6 +210,9 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: create directory: %w", path, err)
 		}
+		if path != ":memory:" && !strings.HasPrefix(path, "file:") && !writableDir(dir) {
+			return nil, fmt.Errorf("sqlite store %s: its folder cannot be written (no permission, or a read-only mount), and a writer needs its journal there; reading it needs no write access: query, ingest status", path)
+		}
 	}
 	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
 	var err error
