@@ -34,7 +34,7 @@ func TestIngestUserErrors(t *testing.T) {
 	}{
 		{name: "no arguments", want: []string{"ingest: no PATH given", hint}},
 		{name: "unknown flag", args: []string{"--bogus", doc}, want: []string{"ingest: unknown flag: --bogus", hint}},
-		{name: "bad value", args: []string{"--chunk-tokens", "abc", doc}, want: []string{`invalid argument "abc" for "--chunk-tokens"`, hint}},
+		{name: "bad value", args: []string{"--chunk-tokens", "abc", doc}, want: []string{`--chunk-tokens "abc": want a whole number`, hint}},
 		{name: "zero chunk size", args: []string{"--chunk-tokens", "0", doc}, want: []string{"--chunk-tokens 0: must be between 16 and 65536", hint}},
 		{name: "negative concurrency", args: []string{"--concurrency", "-1", doc}, want: []string{"--concurrency -1: must be between 1 and 256", hint}},
 		{name: "huge concurrency", args: []string{"--concurrency", "100000", doc}, want: []string{"--concurrency 100000: must be between 1 and 256"}},
@@ -89,6 +89,12 @@ func TestIngestUserErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEveryFlagIsAConfigKey: docgraph.yaml accepts every flag of ingest
+// and its subcommands.
+func TestEveryFlagIsAConfigKey(t *testing.T) {
+	clitest.CheckConfigKeys(t, newRootCmd(streams{}))
 }
 
 // TestEmbedderAdviceWorksWhenPasted: the embedder-mismatch error names an

@@ -42,7 +42,7 @@ func TestQueryUserErrors(t *testing.T) {
 		{name: "unquoted question", args: []string{"--store", db, "who", "designed", "Go"}, want: []string{"query: 3 arguments given, want one question", hint}},
 		{name: "empty question", args: []string{"--store", db, "   "}, want: []string{"query: empty question", hint}},
 		{name: "unknown flag", args: []string{"--bogus", "x"}, want: []string{"query: unknown flag: --bogus", hint}},
-		{name: "bad value", args: []string{"--top-k", "abc", "x"}, want: []string{`invalid argument "abc" for "--top-k"`, hint}},
+		{name: "bad value", args: []string{"--top-k", "abc", "x"}, want: []string{`query: --top-k "abc": want a whole number`, hint}},
 		{name: "top-k 0", args: []string{"--store", db, "--top-k", "0", "x"}, want: []string{"query: --top-k 0: must be between 1 and 10000", hint}},
 		{name: "top-k -1", args: []string{"--store", db, "--top-k", "-1", "x"}, want: []string{"--top-k -1: must be between 1 and 10000"}},
 		{name: "top-k huge", args: []string{"--store", db, "--top-k", "1000000000", "x"}, want: []string{"--top-k 1000000000: must be between 1 and 10000"}},
@@ -104,6 +104,12 @@ func TestQueryUserErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEveryFlagIsAConfigKey: docgraph.yaml accepts every flag of query
+// and query eval.
+func TestEveryFlagIsAConfigKey(t *testing.T) {
+	clitest.CheckConfigKeys(t, newRootCmd(streams{}))
 }
 
 // answerServer is a fake model server that answers keyword requests well

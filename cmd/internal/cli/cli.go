@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -120,7 +121,7 @@ func Run(ctx context.Context, root *cobra.Command, args []string, stderr io.Writ
 	root.SetArgs(args)
 	root.SetErr(stderr)
 	root.SilenceErrors, root.SilenceUsage = true, true
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: flagError(err)} })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return nil
@@ -130,6 +131,31 @@ func Run(ctx context.Context, root *cobra.Command, args []string, stderr io.Writ
 	}
 	Report(stderr, cmd, err)
 	return err
+}
+
+var badValue = regexp.MustCompile(`^invalid argument "(.*)" for "(.*?)" flag: (.*)$`)
+
+// flagError says what a bad flag value should have been, in place of the
+// parser's own words (strconv.ParseInt: parsing "abc": invalid syntax).
+func flagError(err error) error {
+	m := badValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := m[3]
+	switch {
+	case strings.Contains(want, "out of range"):
+		want = "too large"
+	case strings.Contains(want, "ParseInt"), strings.Contains(want, "ParseUint"):
+		want = "want a whole number"
+	case strings.Contains(want, "ParseFloat"):
+		want = "want a number"
+	case strings.Contains(want, "ParseBool"):
+		want = "want true or false"
+	case strings.HasPrefix(want, "time: "):
+		want = "want a duration such as 90s, 2m or 1h"
+	}
+	return fmt.Errorf("%s %q: %s", m[2], m[1], want)
 }
 
 // Report prints err for cmd as Run does.

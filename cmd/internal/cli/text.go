@@ -67,20 +67,26 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// OneLine turns s into one line of at most limit bytes: runs of whitespace
-// (newlines included) become one space, what Escape escapes is escaped,
-// and a longer text is cut at a rune boundary and ends in "…". A warning
-// that quotes 2 KB of a PDF content stream prints as one short line.
+// OneLine turns s into one line of at most limit bytes (no limit when
+// limit <= 0): runs of whitespace, newlines included, become one space,
+// what Escape escapes is escaped, and a longer text loses its middle to
+// "…", keeping its start and its end (an error's path and its cause). A
+// warning that quotes 2 KB of a PDF content stream prints as one short line.
 func OneLine(s string, limit int) string {
 	s = Escape(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "))
 	if limit <= 0 || len(s) <= limit {
 		return s
 	}
-	cut := max(limit-len("…"), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	room := max(limit-len("…"), 0)
+	head := room * 2 / 5
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
 	}
-	return s[:cut] + "…"
+	tail := len(s) - (room - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "…" + s[tail:]
 }
 
 // Columns is the width of s on a terminal: East Asian wide and fullwidth

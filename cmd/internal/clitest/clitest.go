@@ -17,6 +17,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"docgraph/pipeline"
 )
 
 // argsEnv carries the child's command line.
@@ -157,4 +162,23 @@ func Run(t *testing.T, cmd *exec.Cmd) Result {
 		code = 128 + int(ws.Signal())
 	}
 	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// CheckConfigKeys fails the test for every flag of root and its
+// subcommands that docgraph.yaml would reject as an unknown key: a new
+// flag must be added to the list in pipeline/settings.go.
+func CheckConfigKeys(t *testing.T, root *cobra.Command) {
+	t.Helper()
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" && f.Name != "config" && !pipeline.IsConfigKey(f.Name) {
+				t.Errorf("%s --%s is not a known config key: add it to configKeys in pipeline/settings.go", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(root)
 }
