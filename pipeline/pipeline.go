@@ -551,7 +551,7 @@ func walkFolder(root string, add func(string), passed *[]FileResult) {
 				record(p, Unsupported, "broken symbolic link")
 				return false
 			case info.IsDir():
-				record(p, Unsupported, "symbolic link to a folder (not followed)")
+				record(p, Unsupported, "symbolic link to a folder, not followed")
 				return false
 			}
 			mode = info.Mode().Type()

@@ -226,8 +226,7 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		}
 	}
 	if s.Unsupported > 0 {
-		fmt.Fprintf(w, "not ingested: %d files that are no txt, md or pdf documents (%s); --json lists them\n",
-			s.Unsupported, unsupportedCounts(s.UnsupportedFiles))
+		fmt.Fprintf(w, "not ingested, as no txt, md or pdf documents: %s (--json lists them)\n", unsupportedCounts(s.UnsupportedFiles))
 	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "stopped: %d files not started; they are picked up by the next run\n", s.Skipped)
@@ -295,8 +294,8 @@ func tidyResult(r pipeline.FileResult) pipeline.FileResult {
 // progress draws a bar on a terminal and plain log lines otherwise: one
 // newline-terminated line per file, its warnings on lines of their own.
 // The bar is redrawn in place and always fits the terminal's width, so it
-// never wraps and leaves no stale lines; failures and warnings are printed
-// above it.
+// never wraps and leaves no stale lines; failures and warnings (one
+// bounded line each) are printed above it.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -337,7 +336,9 @@ func (p *progress) File(r pipeline.FileResult) {
 		fmt.Fprintf(p.w, "\r\033[Kfailed: %s\n", cli.OneLine(r.Error, maxErrorBytes))
 	}
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(p.w, "\r\033[K%s\n", cli.Fit("warning: "+warningLine(r.Path, warn), cols-1, false))
+		// A whole line of its own above the bar: it may wrap, but nothing
+		// redraws over it.
+		fmt.Fprintf(p.w, "\r\033[Kwarning: %s\n", warningLine(r.Path, warn))
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", p.barLine(cols, r.Path))
 }

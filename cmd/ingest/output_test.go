@@ -79,11 +79,26 @@ func TestProgressLines(t *testing.T) {
 			p.File(res)
 		}
 		p.finish()
+		bars, warnings := 0, 0
 		for _, seg := range strings.FieldsFunc(term.String(), func(r rune) bool { return r == '\r' || r == '\n' }) {
 			seg = strings.TrimPrefix(seg, "\x1b[K")
-			if cli.Columns(seg) >= width {
-				t.Fatalf("width %d: a line of %d columns: %q", width, cli.Columns(seg), seg)
+			switch {
+			case strings.HasPrefix(seg, "["):
+				bars++
+				if cli.Columns(seg) >= width {
+					t.Fatalf("width %d: a bar of %d columns: %q", width, cli.Columns(seg), seg)
+				}
+			case strings.HasPrefix(seg, "warning: "):
+				warnings++
+				if len(seg) > maxWarningBytes+len("warning: ") {
+					t.Fatalf("a warning of %d bytes: %q", len(seg), seg)
+				}
+			default:
+				t.Fatalf("unexpected output %q", seg)
 			}
+		}
+		if bars != 300 || warnings != 6 {
+			t.Errorf("width %d: %d bars, %d warnings; want 300 and 6", width, bars, warnings)
 		}
 	}
 }
