@@ -131,10 +131,14 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		e.stats.retries.Add(1)
 		e.stats.retryWait.Add(int64(d))
 		if l := e.cfg.logger; l != nil {
+			msg := err.Error()
+			if f.detail != "" {
+				msg = f.detail
+			}
 			l.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
 				slog.String("provider", e.provider), slog.String("model", e.model),
-				slog.String("reason", f.reason), slog.Int("attempt", n), slog.Duration("wait", d),
-				slog.String("error", e.red.redact(err.Error())))
+				slog.String("reason", f.reason), slog.Int("attempt", n), slog.Duration("wait", d.Round(time.Millisecond)),
+				slog.String("error", e.red.redact(msg)))
 		}
 		if err := e.sleep(ctx, d); err != nil {
 			return e.fail(ctx, n, f, err)

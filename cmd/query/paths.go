@@ -236,13 +236,11 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	printPaths(io, res, sources, priority, additional)
 	if model != nil && len(res.Paths) > 0 {
 		fmt.Fprintln(io.Out, "\nAnswer:")
-		answer, err := retrieve.Generate(ctx, model, msgs, io.Out)
+		out := &lineWriter{w: io.Out}
+		_, err := retrieve.Generate(ctx, model, msgs, out)
+		out.endLine()
 		if err != nil {
-			fmt.Fprintln(io.Out)
 			return fmt.Errorf("answer: %w", err)
-		}
-		if !strings.HasSuffix(answer, "\n") {
-			fmt.Fprintln(io.Out)
 		}
 	}
 	return nil

@@ -306,13 +306,11 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		}
 		return nil
 	}
-	a, err := retrieve.Answer(ctx, model, c, io.Out)
+	out := &lineWriter{w: io.Out}
+	a, err := retrieve.Answer(ctx, model, c, out)
+	out.endLine()
 	if err != nil {
-		fmt.Fprintln(io.Out) // end a partial answer's line before the error
 		return err
-	}
-	if !strings.HasSuffix(a.Text, "\n") {
-		fmt.Fprintln(io.Out)
 	}
 	fmt.Fprintln(io.Out, "\nSources:")
 	for _, s := range a.Cited() {
@@ -344,6 +342,28 @@ func openQuery(ctx context.Context, opts *queryOptions) (embedstore.Embedder, ll
 		return nil, nil, nil, nil, err
 	}
 	return emb, model, st, func() { st.Close(); done() }, nil
+}
+
+// lineWriter passes a streamed answer through and remembers whether it
+// left a line open, so the next output (sources, or an error on stderr
+// after a partial answer) starts on a line of its own.
+type lineWriter struct {
+	w    io.Writer
+	open bool
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.open = p[len(p)-1] != '\n'
+	}
+	return l.w.Write(p)
+}
+
+func (l *lineWriter) endLine() {
+	if l.open {
+		fmt.Fprintln(l.w)
+		l.open = false
+	}
 }
 
 func validMode(m string) bool {

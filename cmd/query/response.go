@@ -86,7 +86,13 @@ func (r *Response) setAnswer(a *retrieve.AnswerResult) {
 func (r *Response) write(w io.Writer) error {
 	out := *r
 	out.Sources = orEmpty(out.Sources)
-	out.Passages = orEmpty(out.Passages)
+	out.Passages = make([]retrieve.Passage, len(r.Passages))
+	for i, p := range r.Passages {
+		if p.Signals == nil {
+			p.Signals = map[string]int{}
+		}
+		out.Passages[i] = p
+	}
 	out.Entities = orEmpty(out.Entities)
 	out.Relations = orEmpty(out.Relations)
 	out.Facts = orEmpty(out.Facts)
