@@ -256,21 +256,10 @@ func (s Settings) cachePath() string {
 	} else if !strings.Contains(st, "://") {
 		dir = filepath.Dir(st)
 	}
-	if info, err := os.Stat(dir); err == nil && info.IsDir() && !writable(dir) {
+	if info, err := os.Stat(dir); err == nil && info.IsDir() && !store.WritableDir(dir) {
 		return ""
 	}
 	return filepath.Join(dir, "llm-cache.db")
-}
-
-// writable reports whether files can be created in dir.
-func writable(dir string) bool {
-	f, err := os.CreateTemp(dir, ".docgraph-probe-*")
-	if err != nil {
-		return false
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
 }
 
 func newEmbedder(ctx context.Context, spec string, opts []llm.Option) (embedstore.Embedder, error) {

@@ -64,25 +64,17 @@ func deepTree(t *testing.T, root string, shallow int) string {
 // reported with its reason and everything else is found.
 func TestWalkPassesOverOddPaths(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, text string) string {
-		t.Helper()
+	put := func(rel, text string) string {
 		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		write(t, p, text)
 		return p
 	}
-	good := write("a.md", "# A")
-	inner := write("sub/b.txt", "b")
-	write("LICENSE", "no extension")
-	write("main.go", "package main")
+	good := put("a.md", "# A")
+	inner := put("sub/b.txt", "b")
+	put("LICENSE", "no extension")
+	put("main.go", "package main")
 	outside := filepath.Join(t.TempDir(), "linked.md")
-	if err := os.WriteFile(outside, []byte("linked"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, outside, "linked")
 	must(t, os.Symlink(outside, filepath.Join(root, "link.md")))                   // followed
 	must(t, os.Symlink(filepath.Join(root, "sub"), filepath.Join(root, "subdir"))) // a folder: not followed
 	must(t, os.Symlink(filepath.Join(root, "gone.md"), filepath.Join(root, "broken.md")))
@@ -92,7 +84,7 @@ func TestWalkPassesOverOddPaths(t *testing.T) {
 	}
 	// An ignore file that cannot be read leaves its folder out, named.
 	must(t, os.MkdirAll(filepath.Join(root, "odd", pipeline.IgnoreFile), 0o755))
-	write("odd/c.md", "c")
+	put("odd/c.md", "c")
 	deep := deepTree(t, filepath.Join(root, "deep"), 3)
 	named := filepath.Join(t.TempDir(), "named.md")
 	must(t, syscall.Mkfifo(named, 0o644))

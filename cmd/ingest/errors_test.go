@@ -24,71 +24,35 @@ func TestIngestUserErrors(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "no", "such", "dir", "g.db")
 	const hint = "Run 'ingest --help' for usage."
-	tests := []struct {
-		name   string
-		args   []string
-		env    map[string]string
-		config string // docgraph.yaml
-		want   []string
-		noHint bool
-	}{
-		{name: "no arguments", want: []string{"ingest: no PATH given", hint}},
-		{name: "unknown flag", args: []string{"--bogus", doc}, want: []string{"ingest: unknown flag: --bogus", hint}},
-		{name: "bad value", args: []string{"--chunk-tokens", "abc", doc}, want: []string{`--chunk-tokens "abc": want a whole number`, hint}},
-		{name: "zero chunk size", args: []string{"--chunk-tokens", "0", doc}, want: []string{"--chunk-tokens 0: must be between 16 and 65536", hint}},
-		{name: "negative concurrency", args: []string{"--concurrency", "-1", doc}, want: []string{"--concurrency -1: must be between 1 and 256", hint}},
-		{name: "huge concurrency", args: []string{"--concurrency", "100000", doc}, want: []string{"--concurrency 100000: must be between 1 and 256"}},
-		{name: "overlap past the chunk", args: []string{"--chunk-tokens", "64", "--chunk-overlap", "64", doc}, want: []string{"--chunk-overlap 64: must be less than --chunk-tokens (64)"}},
-		{name: "negative timeout", args: []string{"--llm-timeout", "-1s", doc}, want: []string{"--llm-timeout -1s: must be between 0s and 24h"}},
-		{name: "unknown embedder", args: []string{"--embedder", "word2vec:300", doc}, want: []string{`unknown provider "word2vec"`}, noHint: true},
-		{name: "range from the environment", args: []string{doc}, env: map[string]string{"DOCGRAPH_CHUNK_TOKENS": "1"},
-			want: []string{"--chunk-tokens 1 (from DOCGRAPH_CHUNK_TOKENS): must be between 16 and 65536"}, noHint: true},
-		{name: "unknown config key", args: []string{doc}, config: "chunk-tokns: 60\n",
-			want: []string{`config docgraph.yaml: unknown key "chunk-tokns" (did you mean "chunk-tokens"?)`}, noHint: true},
-		{name: "config value out of range", args: []string{doc}, config: "concurrency: 0\n",
-			want: []string{"--concurrency 0 (from docgraph.yaml): must be between 1 and 256"}, noHint: true},
-		{name: "status: unknown flag", args: []string{"status", "--bogus"}, want: []string{"ingest status: unknown flag: --bogus", "Run 'ingest status --help' for usage."}},
-		{name: "status: argument", args: []string{"status", "x"}, want: []string{"ingest status: status takes no arguments", "Run 'ingest status --help' for usage."}},
-		{name: "status: no store", args: []string{"status", "--store", "sqlite://" + missing},
-			want: []string{"ingest status: no store at " + missing, "ingest --store sqlite://" + missing + " PATH"}, noHint: true},
-		{name: "delete: no argument", args: []string{"delete"}, want: []string{"ingest delete: no PATH or DOC_ID given", "Run 'ingest delete --help' for usage."}},
-		{name: "delete: unknown flag", args: []string{"delete", "--bogus", "x"}, want: []string{"ingest delete: unknown flag: --bogus"}},
-		{name: "delete: no store", args: []string{"delete", "--store", "sqlite://" + missing, "x"}, want: []string{"ingest delete: no store at " + missing}, noHint: true},
+	tests := []clitest.UserError{
+		{Name: "no arguments", Want: []string{"ingest: no PATH given", hint}},
+		{Name: "unknown flag", Args: []string{"--bogus", doc}, Want: []string{"ingest: unknown flag: --bogus", hint}},
+		{Name: "bad value", Args: []string{"--chunk-tokens", "abc", doc}, Want: []string{`--chunk-tokens "abc": want a whole number`, hint}},
+		{Name: "zero chunk size", Args: []string{"--chunk-tokens", "0", doc}, Want: []string{"--chunk-tokens 0: must be between 16 and 65536", hint}},
+		{Name: "negative concurrency", Args: []string{"--concurrency", "-1", doc}, Want: []string{"--concurrency -1: must be between 1 and 256", hint}},
+		{Name: "huge concurrency", Args: []string{"--concurrency", "100000", doc}, Want: []string{"--concurrency 100000: must be between 1 and 256"}},
+		{Name: "overlap past the chunk", Args: []string{"--chunk-tokens", "64", "--chunk-overlap", "64", doc}, Want: []string{"--chunk-overlap 64: must be less than --chunk-tokens (64)"}},
+		{Name: "negative timeout", Args: []string{"--llm-timeout", "-1s", doc}, Want: []string{"--llm-timeout -1s: must be between 0s and 24h"}},
+		{Name: "unknown embedder", Args: []string{"--embedder", "word2vec:300", doc}, Want: []string{`unknown provider "word2vec"`}, NoHint: true},
+		{Name: "range from the environment", Args: []string{doc}, Env: map[string]string{"DOCGRAPH_CHUNK_TOKENS": "1"},
+			Want: []string{"--chunk-tokens 1 (from DOCGRAPH_CHUNK_TOKENS): must be between 16 and 65536"}, NoHint: true},
+		{Name: "unknown config key", Args: []string{doc}, Config: "chunk-tokns: 60\n",
+			Want: []string{`config docgraph.yaml: unknown key "chunk-tokns" (did you mean "chunk-tokens"?)`}, NoHint: true},
+		{Name: "config value out of range", Args: []string{doc}, Config: "concurrency: 0\n",
+			Want: []string{"--concurrency 0 (from docgraph.yaml): must be between 1 and 256"}, NoHint: true},
+		{Name: "status: unknown flag", Args: []string{"status", "--bogus"}, Want: []string{"ingest status: unknown flag: --bogus", "Run 'ingest status --help' for usage."}},
+		{Name: "status: argument", Args: []string{"status", "x"}, Want: []string{"ingest status: status takes no arguments", "Run 'ingest status --help' for usage."}},
+		{Name: "status: no store", Args: []string{"status", "--store", "sqlite://" + missing},
+			Want: []string{"ingest status: no store at " + missing, "ingest --store sqlite://" + missing + " PATH"}, NoHint: true},
+		{Name: "delete: no argument", Args: []string{"delete"}, Want: []string{"ingest delete: no PATH or DOC_ID given", "Run 'ingest delete --help' for usage."}},
+		{Name: "delete: unknown flag", Args: []string{"delete", "--bogus", "x"}, Want: []string{"ingest delete: unknown flag: --bogus"}},
+		{Name: "delete: no store", Args: []string{"delete", "--store", "sqlite://" + missing, "x"}, Want: []string{"ingest delete: no store at " + missing}, NoHint: true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			if tt.config != "" {
-				if err := os.WriteFile(filepath.Join(dir, "docgraph.yaml"), []byte(tt.config), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.Remove(filepath.Join(dir, "docgraph.yaml")) })
-			}
-			out, errs, err := runCmd(t, tt.args...)
-			if err == nil || exitCode(err) != 1 {
-				t.Fatalf("want exit status 1, got %v (%d)\nstderr:\n%s", err, exitCode(err), errs)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errs)
-				}
-			}
-			if tt.noHint == strings.Contains(errs, "for usage.") {
-				t.Errorf("usage hint expected %v:\n%s", !tt.noHint, errs)
-			}
-			if out != "" {
-				t.Errorf("a failed command line printed to stdout:\n%s", out)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
-				t.Fatal("a command that failed created the missing store's folder")
-			}
-			if _, err := os.Stat(filepath.Join(dir, ".docgraph")); err == nil {
-				t.Fatal("a command that failed created the default store")
-			}
+	clitest.CheckUserErrors(t, dir, tests, []string{filepath.Join(dir, "no"), filepath.Join(dir, ".docgraph")},
+		func(t *testing.T, args ...string) (string, string, int) {
+			out, errs, err := runCmd(t, args...)
+			return out, errs, exitCode(err)
 		})
-	}
 }
 
 // TestEveryFlagIsAConfigKey: docgraph.yaml accepts every flag of ingest

@@ -30,80 +30,45 @@ func TestQueryUserErrors(t *testing.T) {
 	t.Chdir(dir)
 	missing := filepath.Join(dir, "no", "such", "dir", "g.db")
 	const hint = "Run 'query --help' for usage."
-	tests := []struct {
-		name   string
-		args   []string
-		env    map[string]string
-		config string
-		want   []string
-		noHint bool
-	}{
-		{name: "no question", args: []string{"--store", db}, want: []string{`query: no question given: query [flags] "question"`, hint}},
-		{name: "unquoted question", args: []string{"--store", db, "who", "designed", "Go"}, want: []string{"query: 3 arguments given, want one question", hint}},
-		{name: "empty question", args: []string{"--store", db, "   "}, want: []string{"query: empty question", hint}},
-		{name: "unknown flag", args: []string{"--bogus", "x"}, want: []string{"query: unknown flag: --bogus", hint}},
-		{name: "bad value", args: []string{"--top-k", "abc", "x"}, want: []string{`query: --top-k "abc": want a whole number`, hint}},
-		{name: "top-k 0", args: []string{"--store", db, "--top-k", "0", "x"}, want: []string{"query: --top-k 0: must be between 1 and 10000", hint}},
-		{name: "top-k -1", args: []string{"--store", db, "--top-k", "-1", "x"}, want: []string{"--top-k -1: must be between 1 and 10000"}},
-		{name: "top-k huge", args: []string{"--store", db, "--top-k", "1000000000", "x"}, want: []string{"--top-k 1000000000: must be between 1 and 10000"}},
-		{name: "damping 1", args: []string{"--store", db, "--damping", "1", "x"}, want: []string{"--damping 1: must be between 0.01 and 0.99"}},
-		{name: "max context 0", args: []string{"--store", db, "--max-context-tokens", "0", "x"}, want: []string{"--max-context-tokens 0: must be between 256"}},
-		{name: "llm retries -1", args: []string{"--store", db, "--llm-retries", "-1", "x"}, want: []string{"--llm-retries -1: must be between 0 and 100"}},
-		{name: "timeout -1s", args: []string{"--store", db, "--timeout", "-1s", "x"}, want: []string{"--timeout -1s: must be between 0s and 24h"}},
-		{name: "unknown mode", args: []string{"--store", db, "--mode", "nonsense", "x"},
-			want: []string{`--mode "nonsense": unknown mode (available: mix, naive, local, global, hybrid, path)`, hint}},
-		{name: "unknown embedder", args: []string{"--store", db, "--embedder", "word2vec", "x"}, want: []string{"--embedder word2vec"}, noHint: true},
-		{name: "embedder mismatch", args: []string{"--store", db, "--embedder", "hash:64", "x"},
-			want: []string{"holds vectors of embedder hash-v1 (dimension 384), not hash-v1 (dimension 64): run with --embedder hash:384"}, noHint: true},
-		{name: "unknown model", args: []string{"--store", db, "--llm", "gpt-4o", "x"}, want: []string{"--llm gpt-4o: llm spec"}, noHint: true},
-		{name: "no store", args: []string{"--store", "sqlite://" + missing, "x"},
-			want: []string{"query: no store at " + missing + ": nothing has been ingested there (make one with: ingest --store sqlite://" + missing + " PATH...)"}, noHint: true},
-		{name: "no default store", args: []string{"x"}, want: []string{"query: no store at " + filepath.Join(dir, ".docgraph", "graph.db") + ": nothing has been ingested there (make one with: ingest PATH...)"}, noHint: true},
-		{name: "unknown config key", args: []string{"--store", db, "x"}, config: "top-kk: 3\n",
-			want: []string{`config docgraph.yaml: unknown key "top-kk" (did you mean "top-k"?)`}, noHint: true},
-		{name: "range from the environment", args: []string{"--store", db, "x"}, env: map[string]string{"DOCGRAPH_TOP_K": "0"},
-			want: []string{"--top-k 0 (from DOCGRAPH_TOP_K): must be between 1 and 10000"}, noHint: true},
-		{name: "path mode: two specs", args: []string{"--store", db, "--mode", "path", "--paths", "lego:0", "--paths", "lego:1", "x"},
-			want: []string{"--paths: give one spec to a query", hint}},
-		{name: "eval: unknown flag", args: []string{"eval", "--bogus"}, want: []string{"query eval: unknown flag: --bogus", "Run 'query eval --help' for usage."}},
-		{name: "eval: argument", args: []string{"eval", "x"}, want: []string{"query eval: eval takes no arguments", "Run 'query eval --help' for usage."}},
-		{name: "eval: no dataset", args: []string{"eval"}, want: []string{"query eval: no benchmark given", "Run 'query eval --help' for usage."}},
-		{name: "eval: unknown mode", args: []string{"eval", "--dataset", dir, "--mode", "path"}, want: []string{`query eval: --mode "path": unknown mode for eval --dataset`}},
-		{name: "eval: questions -1", args: []string{"eval", "--dataset", dir, "--questions", "-1"}, want: []string{"query eval: --questions -1: must be between 0"}},
+	tests := []clitest.UserError{
+		{Name: "no question", Args: []string{"--store", db}, Want: []string{`query: no question given: query [flags] "question"`, hint}},
+		{Name: "unquoted question", Args: []string{"--store", db, "who", "designed", "Go"}, Want: []string{"query: 3 arguments given, want one question", hint}},
+		{Name: "empty question", Args: []string{"--store", db, "   "}, Want: []string{"query: empty question", hint}},
+		{Name: "unknown flag", Args: []string{"--bogus", "x"}, Want: []string{"query: unknown flag: --bogus", hint}},
+		{Name: "bad value", Args: []string{"--top-k", "abc", "x"}, Want: []string{`query: --top-k "abc": want a whole number`, hint}},
+		{Name: "top-k 0", Args: []string{"--store", db, "--top-k", "0", "x"}, Want: []string{"query: --top-k 0: must be between 1 and 10000", hint}},
+		{Name: "top-k -1", Args: []string{"--store", db, "--top-k", "-1", "x"}, Want: []string{"--top-k -1: must be between 1 and 10000"}},
+		{Name: "top-k huge", Args: []string{"--store", db, "--top-k", "1000000000", "x"}, Want: []string{"--top-k 1000000000: must be between 1 and 10000"}},
+		{Name: "damping 1", Args: []string{"--store", db, "--damping", "1", "x"}, Want: []string{"--damping 1: must be between 0.01 and 0.99"}},
+		{Name: "max context 0", Args: []string{"--store", db, "--max-context-tokens", "0", "x"}, Want: []string{"--max-context-tokens 0: must be between 256"}},
+		{Name: "llm retries -1", Args: []string{"--store", db, "--llm-retries", "-1", "x"}, Want: []string{"--llm-retries -1: must be between 0 and 100"}},
+		{Name: "timeout -1s", Args: []string{"--store", db, "--timeout", "-1s", "x"}, Want: []string{"--timeout -1s: must be between 0s and 24h"}},
+		{Name: "unknown mode", Args: []string{"--store", db, "--mode", "nonsense", "x"},
+			Want: []string{`--mode "nonsense": unknown mode (available: mix, naive, local, global, hybrid, path)`, hint}},
+		{Name: "unknown embedder", Args: []string{"--store", db, "--embedder", "word2vec", "x"}, Want: []string{"--embedder word2vec"}, NoHint: true},
+		{Name: "embedder mismatch", Args: []string{"--store", db, "--embedder", "hash:64", "x"},
+			Want: []string{"holds vectors of embedder hash-v1 (dimension 384), not hash-v1 (dimension 64): run with --embedder hash:384"}, NoHint: true},
+		{Name: "unknown model", Args: []string{"--store", db, "--llm", "gpt-4o", "x"}, Want: []string{"--llm gpt-4o: llm spec"}, NoHint: true},
+		{Name: "no store", Args: []string{"--store", "sqlite://" + missing, "x"},
+			Want: []string{"query: no store at " + missing + ": nothing has been ingested there (make one with: ingest --store sqlite://" + missing + " PATH...)"}, NoHint: true},
+		{Name: "no default store", Args: []string{"x"}, Want: []string{"query: no store at " + filepath.Join(dir, ".docgraph", "graph.db") + ": nothing has been ingested there (make one with: ingest PATH...)"}, NoHint: true},
+		{Name: "unknown config key", Args: []string{"--store", db, "x"}, Config: "top-kk: 3\n",
+			Want: []string{`config docgraph.yaml: unknown key "top-kk" (did you mean "top-k"?)`}, NoHint: true},
+		{Name: "range from the environment", Args: []string{"--store", db, "x"}, Env: map[string]string{"DOCGRAPH_TOP_K": "0"},
+			Want: []string{"--top-k 0 (from DOCGRAPH_TOP_K): must be between 1 and 10000"}, NoHint: true},
+		{Name: "path mode: two specs", Args: []string{"--store", db, "--mode", "path", "--paths", "lego:0", "--paths", "lego:1", "x"},
+			Want: []string{"--paths: give one spec to a query", hint}},
+		{Name: "eval: unknown flag", Args: []string{"eval", "--bogus"}, Want: []string{"query eval: unknown flag: --bogus", "Run 'query eval --help' for usage."}},
+		{Name: "eval: argument", Args: []string{"eval", "x"}, Want: []string{"query eval: eval takes no arguments", "Run 'query eval --help' for usage."}},
+		{Name: "eval: no dataset", Args: []string{"eval"}, Want: []string{"query eval: no benchmark given", "Run 'query eval --help' for usage."}},
+		{Name: "eval: unknown mode", Args: []string{"eval", "--dataset", dir, "--mode", "path"}, Want: []string{`query eval: --mode "path": unknown mode for eval --dataset`}},
+		{Name: "eval: questions -1", Args: []string{"eval", "--dataset", dir, "--questions", "-1"}, Want: []string{"query eval: --questions -1: must be between 0"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			if tt.config != "" {
-				if err := os.WriteFile(filepath.Join(dir, "docgraph.yaml"), []byte(tt.config), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.Remove(filepath.Join(dir, "docgraph.yaml")) })
-			}
-			out, errs, err := run(t, tt.args...)
-			if code := cli.ExitCode(err); code != 1 {
-				t.Fatalf("exit status %d, want 1 (%v)\nstderr:\n%s", code, err, errs)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(errs, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errs)
-				}
-			}
-			if tt.noHint == strings.Contains(errs, "for usage.") {
-				t.Errorf("usage hint expected %v:\n%s", !tt.noHint, errs)
-			}
-			if out != "" {
-				t.Errorf("a failed query printed to stdout:\n%s", out)
-			}
-			for _, made := range []string{filepath.Join(dir, "no"), filepath.Join(dir, ".docgraph")} {
-				if _, err := os.Stat(made); err == nil {
-					t.Fatalf("a failed query created %s", made)
-				}
-			}
+	clitest.CheckUserErrors(t, dir, tests, []string{filepath.Join(dir, "no"), filepath.Join(dir, ".docgraph")},
+		func(t *testing.T, args ...string) (string, string, int) {
+			out, errs, err := run(t, args...)
+			return out, errs, cli.ExitCode(err)
 		})
-	}
 }
 
 // TestEveryFlagIsAConfigKey: docgraph.yaml accepts every flag of query

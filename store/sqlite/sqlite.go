@@ -210,7 +210,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: create directory: %w", path, err)
 		}
-		if path != ":memory:" && !strings.HasPrefix(path, "file:") && !writableDir(dir) {
+		if path != ":memory:" && !strings.HasPrefix(path, "file:") && !store.WritableDir(dir) {
 			return nil, fmt.Errorf("sqlite store %s: its folder cannot be written (no permission, or a read-only mount), and a writer needs its journal there; reading it needs no write access: query, ingest status", path)
 		}
 	}
@@ -275,7 +275,7 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	immutable := false
-	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) && !writableDir(filepath.Dir(path)) {
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) && !store.WritableDir(filepath.Dir(path)) {
 		immutable = true
 	}
 	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
@@ -302,17 +302,6 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 	}
 	s.initCaches()
 	return s, nil
-}
-
-// writableDir reports whether files can be created in dir.
-func writableDir(dir string) bool {
-	f, err := os.CreateTemp(dir, ".docgraph-probe-*")
-	if err != nil {
-		return false
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
 }
 
 // readOnlyDSN is dsn for a read-only open, always as a file: URI (mode and

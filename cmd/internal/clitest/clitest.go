@@ -14,6 +14,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -181,4 +182,61 @@ func CheckConfigKeys(t *testing.T, root *cobra.Command) {
 		}
 	}
 	visit(root)
+}
+
+// UserError is one mistake a user can make: the command line, the
+// environment and the docgraph.yaml it is made with, and what the error
+// message must say.
+type UserError struct {
+	Name   string
+	Args   []string
+	Env    map[string]string
+	Config string // docgraph.yaml in the working folder, when not empty
+	Want   []string
+	// NoHint is set when the mistake was not typed (environment, file,
+	// store), so the usage hint would not help.
+	NoHint bool
+}
+
+// CheckUserErrors runs every case through run (in dir, the working
+// folder) and checks that it failed with exit status 1, that stderr says
+// every Want and has the usage hint unless NoHint, that nothing went to
+// stdout and that none of the paths in untouched was created.
+func CheckUserErrors(t *testing.T, dir string, cases []UserError, untouched []string,
+	run func(t *testing.T, args ...string) (stdout, stderr string, code int)) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.Name, func(t *testing.T) {
+			for k, v := range tt.Env {
+				t.Setenv(k, v)
+			}
+			if tt.Config != "" {
+				cfg := filepath.Join(dir, "docgraph.yaml")
+				if err := os.WriteFile(cfg, []byte(tt.Config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Remove(cfg) })
+			}
+			out, errs, code := run(t, tt.Args...)
+			if code != 1 {
+				t.Fatalf("exit status %d, want 1\nstderr:\n%s", code, errs)
+			}
+			for _, w := range tt.Want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errs)
+				}
+			}
+			if tt.NoHint == strings.Contains(errs, "for usage.") {
+				t.Errorf("usage hint expected %v:\n%s", !tt.NoHint, errs)
+			}
+			if out != "" {
+				t.Errorf("a failed command printed to stdout:\n%s", out)
+			}
+			for _, p := range untouched {
+				if _, err := os.Stat(p); err == nil {
+					t.Fatalf("a failed command created %s", p)
+				}
+			}
+		})
+	}
 }
