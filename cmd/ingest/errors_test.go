@@ -226,3 +226,31 @@ func TestSummaryJSONKeys(t *testing.T) {
 		t.Errorf("summary does not read back: %v %+v", err, check)
 	}
 }
+
+// TestStatusOfReadOnlyStore: ingest status reads a store its user cannot
+// write, and creates nothing beside it.
+func TestStatusOfReadOnlyStore(t *testing.T) {
+	cmd := clitest.Command(t, "TestIngestChild")
+	base := clitest.AsNobody(t, cmd)
+	docs, dir := filepath.Join(base, "docs"), filepath.Join(base, "store")
+	corpus(t, docs, 3, 11)
+	db := "sqlite://" + filepath.Join(dir, "g.db")
+	if _, errs, err := runCmd(t, append([]string{"--store", db}, docs)...); err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	if os.Geteuid() != 0 { // as nobody, a root-owned 0755 folder is read-only already
+		os.Chmod(filepath.Join(dir, "g.db"), 0o444)
+		os.Chmod(dir, 0o555)
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	}
+	before, _ := os.ReadDir(dir)
+	clitest.SetArgs(t, cmd, "status", "--store", db)
+	cmd.Dir = base
+	r := clitest.Run(t, cmd)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "documents: 3 (3 done") {
+		t.Fatalf("status of a read-only store: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Errorf("status created files beside the store: %d entries before, %d after", len(before), len(after))
+	}
+}

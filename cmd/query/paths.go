@@ -319,7 +319,7 @@ func pathPassages(ctx context.Context, st store.Store, res *paths.Result) ([]ret
 func printPaths(io streams, res *paths.Result, sources map[string]pathSource, priority, additional []paths.Path) {
 	var seeds []string
 	for _, s := range res.Seeds {
-		seeds = append(seeds, s.Name)
+		seeds = append(seeds, cli.Escape(s.Name))
 	}
 	if len(seeds) == 0 {
 		fmt.Fprintln(io.Out, "no entity of the graph is named in the question (try --seed NAME)")
@@ -329,7 +329,7 @@ func printPaths(io streams, res *paths.Result, sources map[string]pathSource, pr
 	fmt.Fprintf(io.Out, "%s: %d entities in the subgraph, %d candidate paths, %d kept (%s)\n",
 		res.Spec, res.Subgraph, res.Candidates, len(res.Paths), res.Timings["total"].Round(100*time.Microsecond))
 	for _, n := range res.Notes {
-		fmt.Fprintln(io.Out, "note:", n)
+		fmt.Fprintln(io.Out, "note:", cli.OneLine(n, 0))
 	}
 	list := func(title string, ps []paths.Path) {
 		if title != "" {
@@ -338,7 +338,7 @@ func printPaths(io streams, res *paths.Result, sources map[string]pathSource, pr
 			fmt.Fprintln(io.Out)
 		}
 		for i, p := range ps {
-			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, p.Text)
+			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, cli.Escape(p.Text))
 			// Chunks grouped by document, in path order.
 			var docs []string
 			byDoc := map[string][]string{}
