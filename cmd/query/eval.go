@@ -102,16 +102,17 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 			return cli.Usagef("--baseline %q: unknown baseline (available: bm25)", b)
 		}
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
-	if err != nil {
-		return err
-	}
-	defer done()
 	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-eval-")
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	// The model caches (--llm-cache) live beside the eval stores.
+	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
+	if err != nil {
+		return err
+	}
+	defer done()
 	cfg := opts.Retrieval.Config
 	cfg.TopK = max(cfg.TopK, slices.Max(eval.Ks))
 

@@ -409,17 +409,17 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
-	if err != nil {
-		return err
-	}
-	defer done()
 	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-metaqa-")
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
+	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: settings.Store})
+	if err != nil {
+		return err
+	}
+	defer done()
 	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
 	if err != nil {
 		return err
