@@ -196,8 +196,7 @@ func TestQueryExitStatus(t *testing.T) {
 
 	srv := answerServer(t, llmtest.Reply{Delay: time.Hour})
 	cmd := clitest.Command(t, "TestQueryChild", "--store", db, "--config", "", "--llm", "openai:m", "--llm-cache", "off", "Who broke Enigma?")
-	done := make(chan clitest.Result, 1)
-	go func() { done <- clitest.Run(t, cmd) }()
+	child := clitest.Start(t, cmd)
 	deadline := time.Now().Add(time.Minute)
 	for srv.Count() < 2 { // keywords answered, the answer request waiting
 		if time.Now().After(deadline) {
@@ -208,7 +207,7 @@ func TestQueryExitStatus(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	r = <-done
+	r = child.Wait(t)
 	if r.Code != 130 || !strings.Contains(r.Stderr, "query: interrupted (interrupt)") {
 		t.Errorf("Ctrl-C: exit %d, want 130; stderr %q", r.Code, r.Stderr)
 	}

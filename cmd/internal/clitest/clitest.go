@@ -139,30 +139,49 @@ type Result struct {
 // Run runs cmd to its end (at most two minutes) and returns what it did.
 func Run(t *testing.T, cmd *exec.Cmd) Result {
 	t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	return Start(t, cmd).Wait(t)
+}
+
+// Process is a child process started by Start.
+type Process struct {
+	cmd       *exec.Cmd
+	out, errb bytes.Buffer
+	done      chan error
+}
+
+// Start starts cmd; signal it through cmd.Process, then Wait.
+func Start(t *testing.T, cmd *exec.Cmd) *Process {
+	t.Helper()
+	c := &Process{cmd: cmd, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = &c.out, &c.errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { c.done <- cmd.Wait() }()
+	return c
+}
+
+// Wait waits for the child to exit (at most two minutes) and returns what
+// it did.
+func (c *Process) Wait(t *testing.T) Result {
+	t.Helper()
 	var err error
 	select {
-	case err = <-done:
+	case err = <-c.done:
 	case <-time.After(2 * time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("child did not exit; stderr:\n%s", errb.String())
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		t.Fatalf("child did not exit; stderr:\n%s", c.errb.String())
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatal(err)
 	}
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	code := c.cmd.ProcessState.ExitCode()
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int(ws.Signal())
 	}
-	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	return Result{Stdout: c.out.String(), Stderr: c.errb.String(), Code: code}
 }
 
 // CheckConfigKeys fails the test for every flag of root and its
