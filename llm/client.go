@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -108,6 +109,15 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 	top, wantLP := wantsLogProbs(opts)
 	wantLP = wantLP && c.SupportsLogProbs() && opts.StreamingFunc == nil
 	var resp *llms.ContentResponse
+	var streamed atomic.Bool
+	if user := opts.StreamingFunc; user != nil {
+		options = append(options[:len(options):len(options)], llms.WithStreamingFunc(func(ctx context.Context, chunk []byte) error {
+			if len(chunk) > 0 {
+				streamed.Store(true)
+			}
+			return user(ctx, chunk)
+		}))
+	}
 	err := c.eng.run(ctx, est, func(ctx context.Context) error {
 		lp := attachLogProbs(ctx, wantLP, top)
 		r, err := c.model.GenerateContent(ctx, messages, options...)
@@ -116,6 +126,12 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 		}
 		if err == nil {
 			lp.into(r.Choices[0])
+		}
+		if err == nil && opts.StreamingFunc != nil {
+			err = c.unfinishedStream(r.Choices[0])
+		}
+		if err != nil && streamed.Load() {
+			err = errStreamBroken{err}
 		}
 		resp = r
 		return err
@@ -133,6 +149,21 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 		c.store(ctx, key, model, resp)
 	}
 	return resp, nil
+}
+
+// unfinishedStream tells a streamed OpenAI answer that ended before the
+// model finished it: every complete stream ends with a finish_reason, so
+// one without is cut off (a dropped connection closed cleanly, a proxy
+// timeout) or was never a chat stream at all (the client skips lines it
+// cannot read, so garbage arrives as an empty answer).
+func (c *Client) unfinishedStream(ch *llms.ContentChoice) error {
+	if c.provider != "openai" || (ch.StopReason != "" && ch.StopReason != "null") {
+		return nil
+	}
+	if ch.Content == "" {
+		return errors.New("the server sent nothing readable as an OpenAI chat completion stream")
+	}
+	return fmt.Errorf("the answer stream ended after %d bytes, before the model finished (no finish_reason): the answer is cut off", len(ch.Content))
 }
 
 func (c *Client) cached(ctx context.Context, key string) (*llms.ContentResponse, bool) {

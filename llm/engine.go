@@ -118,7 +118,7 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		err := attempt(actx)
 		f := failure{}
 		if err != nil {
-			f = classify(ctx, actx, err, rec)
+			f = classify(ctx, actx, err, rec, e.cfg.timeout)
 		}
 		cancel()
 		if err == nil {
@@ -131,10 +131,14 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		e.stats.retries.Add(1)
 		e.stats.retryWait.Add(int64(d))
 		if l := e.cfg.logger; l != nil {
+			msg := err.Error()
+			if f.detail != "" {
+				msg = f.detail
+			}
 			l.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
 				slog.String("provider", e.provider), slog.String("model", e.model),
-				slog.String("reason", f.reason), slog.Int("attempt", n), slog.Duration("wait", d),
-				slog.String("error", e.red.redact(err.Error())))
+				slog.String("reason", f.reason), slog.Int("attempt", n), slog.Duration("wait", d.Round(time.Millisecond)),
+				slog.String("error", e.red.redact(msg)))
 		}
 		if err := e.sleep(ctx, d); err != nil {
 			return e.fail(ctx, n, f, err)
@@ -180,6 +184,9 @@ func (e *engine) fail(ctx context.Context, attempts int, f failure, err error) e
 		ce.ctxErr = ctx.Err()
 	}
 	msg := e.red.redact(err.Error())
+	if f.detail != "" {
+		msg = e.red.redact(f.detail)
+	}
 	if f.reason != "" && f.reason != "error" {
 		msg = f.reason + ": " + msg
 	}

@@ -3,11 +3,15 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -23,6 +27,7 @@ type recorderKey struct{}
 // attemptRecord is what the transport saw during one attempt.
 type attemptRecord struct {
 	mu         sync.Mutex
+	url        string // the endpoint, without credentials or query
 	status     int
 	retryAfter time.Duration
 	netErr     error
@@ -41,6 +46,21 @@ func (r *attemptRecord) get() (status int, retryAfter time.Duration, netErr erro
 	return r.status, r.retryAfter, r.netErr
 }
 
+func (r *attemptRecord) endpoint() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.url
+}
+
+// endpoint is u as errors may show it: scheme, host and path, without the
+// user, password or query a URL can carry secrets in.
+func endpoint(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
 // recordingTransport notes each response's status and Retry-After, and each
 // transport error, in the recorder of the request's context.
 type recordingTransport struct {
@@ -53,6 +73,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if rec != nil {
 		rec.mu.Lock()
 		lp = rec.logProbs
+		rec.url = endpoint(req.URL)
 		rec.mu.Unlock()
 	}
 	if lp != nil {
@@ -128,30 +149,54 @@ type failure struct {
 	status     int
 	retryAfter time.Duration
 	reason     string // short, for logs: "HTTP 429", "timeout", ...
+	// detail, when set, says what happened better than the provider's
+	// error text (which for network errors is a bare "failed to reach API
+	// server"): the endpoint and the cause.
+	detail string
 }
+
+// errStreamBroken marks a failed attempt that had already streamed part
+// of its answer to the caller: it is not retried, since the caller has
+// shown that part and a retry would show the answer twice.
+type errStreamBroken struct{ err error }
+
+func (e errStreamBroken) Error() string { return e.err.Error() }
 
 var statusInText = regexp.MustCompile(`status code:? (\d{3})`)
 
 // classify decides whether a failed attempt is worth retrying. ctx is the
-// caller's context, attemptCtx the attempt's (with the per-call deadline).
-func classify(ctx, attemptCtx context.Context, err error, rec *attemptRecord) failure {
+// caller's context, attemptCtx the attempt's (with the per-call deadline
+// timeout).
+func classify(ctx, attemptCtx context.Context, err error, rec *attemptRecord, timeout time.Duration) failure {
 	status, retryAfter, netErr := rec.get()
+	url := rec.endpoint()
 	switch {
 	case ctx.Err() != nil:
 		return failure{reason: "canceled"}
+	case errors.As(err, new(errStreamBroken)):
+		return failure{reason: "answer stream broke after it began", status: status}
 	case errors.Is(attemptCtx.Err(), context.DeadlineExceeded):
-		return failure{retryable: true, reason: "timeout", status: status}
+		f := failure{retryable: true, reason: "timeout", status: status}
+		if url != "" {
+			f.detail = fmt.Sprintf("no complete answer from %s within %s", url, timeout)
+		}
+		return f
 	case status != 0 && status != http.StatusOK:
 		return failure{retryable: retryableStatus(status), status: status, retryAfter: retryAfter,
 			reason: "HTTP " + strconv.Itoa(status)}
 	case netErr != nil:
 		// Connection refused or reset, EOF mid-response: transient far more
-		// often than not, and the retry budget bounds the cost.
-		return failure{retryable: true, reason: "network error"}
+		// often than not, and the retry budget bounds the cost. A name that
+		// does not resolve will not resolve on the next try.
+		var dns *net.DNSError
+		permanent := errors.As(netErr, &dns) && dns.IsNotFound
+		return failure{retryable: !permanent, reason: "network error",
+			detail: fmt.Sprintf("cannot reach %s: %s", url, netCause(netErr))}
 	case status == http.StatusOK:
 		// The server answered but the client could not use the answer
 		// (empty choices, malformed JSON): asking again rarely helps.
-		return failure{reason: "unusable response"}
+		return failure{reason: "unusable response", status: status,
+			detail: fmt.Sprintf("the answer from %s could not be read: %v", url, err)}
 	}
 	// No recorder information: a model we did not build. Read what we can.
 	var le *llms.Error
@@ -169,6 +214,32 @@ func classify(ctx, attemptCtx context.Context, err error, rec *attemptRecord) fa
 		return failure{retryable: true, reason: "timeout"}
 	}
 	return failure{reason: "error"}
+}
+
+// netCause names why a connection failed, in the words people search for.
+func netCause(err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused (is the server running, and on this port?)"
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "DNS: no such host " + dns.Name
+		}
+		return "DNS lookup of " + dns.Name + " failed: " + dns.Err
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by the server"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "network unreachable"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timed out connecting"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
 }
 
 func retryableStatus(s int) bool {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -184,7 +185,10 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 // limit is enforced on the bytes actually read too, because Stat lies for
 // pipes and files that grow while we read them.
 func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
-	f, err := os.Open(path)
+	// Non-blocking, so that opening a named pipe returns at once (a plain
+	// open waits for a writer, forever) and the check below refuses it;
+	// reads of a regular file are unaffected.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		// FileError already names the path; keep the cause (and errors.Is
 		// fs.ErrNotExist and friends) without saying the path twice.
@@ -201,6 +205,9 @@ func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
 	}
 	if info.IsDir() {
 		return nil, nil, fmt.Errorf("%w: is a directory", ErrUnsupported)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%w: not a regular file (a named pipe, device or socket)", ErrUnsupported)
 	}
 	if info.Size() > l.maxBytes {
 		return nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, info.Size(), l.maxBytes)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -42,8 +44,10 @@ type Settings struct {
 
 // ApplyConfig fills every flag the user did not set on the command line from
 // the environment (DOCGRAPH_CHUNK_TOKENS for --chunk-tokens) or, failing that,
-// from the YAML config file (key chunk-tokens or chunk_tokens). A missing
-// config file is fine unless required is true.
+// from the YAML config file (key chunk-tokens or chunk_tokens), then holds
+// every numeric setting to its allowed range. A missing config file is fine
+// unless required is true; a key no docgraph command knows is an error
+// naming it, the file and the closest known key.
 func ApplyConfig(flags *pflag.FlagSet, configPath string, required bool) error {
 	file := map[string]any{}
 	if configPath != "" {
@@ -58,6 +62,19 @@ func ApplyConfig(flags *pflag.FlagSet, configPath string, required bool) error {
 			return fmt.Errorf("config %s: %w", configPath, err)
 		}
 	}
+	keys := make(map[string]any, len(file))
+	for k, v := range file {
+		name := configKey(k)
+		if !IsConfigKey(name) || name == "config" {
+			msg := fmt.Sprintf("config %s: unknown key %q", configPath, k)
+			if near := closestKey(name); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			return errors.New(msg)
+		}
+		keys[name] = v
+	}
+	sources := map[string]string{}
 	var firstErr error
 	flags.VisitAll(func(f *pflag.Flag) {
 		if f.Changed || firstErr != nil || f.Name == "config" || f.Name == "help" {
@@ -68,20 +85,22 @@ func ApplyConfig(flags *pflag.FlagSet, configPath string, required bool) error {
 			if err := f.Value.Set(v); err != nil {
 				firstErr = fmt.Errorf("%s=%q: %w", env, v, err)
 			}
+			sources[f.Name] = env
 			return
 		}
-		v, ok := file[f.Name]
-		if !ok {
-			v, ok = file[strings.ReplaceAll(f.Name, "-", "_")]
-		}
+		v, ok := keys[f.Name]
 		if !ok {
 			return
 		}
 		if err := setFromYAML(f, v); err != nil {
 			firstErr = fmt.Errorf("config %s: %s: %w", configPath, f.Name, err)
 		}
+		sources[f.Name] = configPath
 	})
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	return checkRanges(flags, sources)
 }
 
 func setFromYAML(f *pflag.Flag, v any) error {
@@ -101,7 +120,7 @@ func setFromYAML(f *pflag.Flag, v any) error {
 func NewEmbedder(spec string) (embedstore.Embedder, error) {
 	name, arg, _ := strings.Cut(spec, ":")
 	switch name {
-	case "", "hash":
+	case "", "hash", "hash-v1": // hash-v1 is the name a store records
 		dim := 384
 		if arg != "" {
 			n, err := strconv.Atoi(arg)
@@ -113,6 +132,67 @@ func NewEmbedder(spec string) (embedstore.Embedder, error) {
 		return embedstore.NewHash(embedstore.WithDimension(dim)), nil
 	}
 	return nil, fmt.Errorf("embedder %q: unknown provider %q (known: hash, openai, ollama)", spec, name)
+}
+
+// ErrNoStore is the cause OpenExistingStore reports when there is no store
+// where the settings point.
+var ErrNoStore = errors.New("no store")
+
+// OpenExistingStore opens the configured store for reading or managing
+// documents and never creates one: asking about a store that is not there
+// is a mistake (a wrong --store or working directory) worth reporting, with
+// how to make one. A zero opts.Embedder adopts the embedder the store holds.
+func OpenExistingStore(ctx context.Context, s Settings, opts store.Options) (store.Store, error) {
+	raw := s.Store
+	if raw == "" {
+		raw = DefaultStore
+	}
+	if path, ok := sqliteFile(raw); ok {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			howTo := "ingest PATH..."
+			if raw != DefaultStore {
+				howTo = "ingest --store " + store.Redact(raw) + " PATH..."
+			}
+			return nil, fmt.Errorf("%w at %s: nothing has been ingested there (make one with: %s), or another --store or working directory was meant",
+				ErrNoStore, path, howTo)
+		}
+	}
+	return OpenStoreWith(ctx, s, opts)
+}
+
+// sqliteFile returns the database file of an embedded store URL.
+func sqliteFile(raw string) (string, bool) {
+	if !strings.Contains(raw, "://") {
+		return raw, true
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
+		return "", false
+	}
+	return store.SQLitePath(u), true
+}
+
+// AdoptEmbedder is the embedder spec to open an existing store with: the
+// one given when explicit is set, else the one the store's vectors were
+// made with (so a query or delete needs no --embedder), else s.Embedder for
+// a store that holds no vectors yet.
+func AdoptEmbedder(ctx context.Context, s Settings, explicit bool) (string, error) {
+	if explicit {
+		return s.Embedder, nil
+	}
+	st, err := OpenExistingStore(ctx, s, store.Options{ReadOnly: true})
+	if err != nil {
+		return "", err
+	}
+	held := st.Embedder()
+	st.Close()
+	if held.Name == "" {
+		return s.Embedder, nil
+	}
+	return held.Spec(), nil
 }
 
 // OpenStore opens the configured store for the embedder's vectors. Server
@@ -159,10 +239,12 @@ func Offline(s Settings, emb embedstore.Embedder, st Store) (*Pipeline, error) {
 // New composes the ingest pipeline from settings, models and an opened store.
 func New(s Settings, m *Models, st Store) (*Pipeline, error) {
 	if s.ChunkTokens == 0 {
+		// Zero settings mean the defaults; a chunk size given with overlap
+		// 0 means no overlap.
 		s.ChunkTokens = 768
-	}
-	if s.ChunkOverlap == 0 {
-		s.ChunkOverlap = 32
+		if s.ChunkOverlap == 0 {
+			s.ChunkOverlap = 32
+		}
 	}
 	sp, err := splitter.New(splitter.WithChunkSize(s.ChunkTokens), splitter.WithOverlap(s.ChunkOverlap))
 	if err != nil {

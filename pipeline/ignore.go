@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // IgnoreFile names the per-folder file of gitignore-style patterns that keep
@@ -136,51 +137,39 @@ type Ignore struct {
 	files map[string]*IgnorePatterns // folder -> its parsed ignore file
 }
 
-// NewIgnore reads the ignore files under the roots (absolute folders).
+// NewIgnore reads the ignore files under the roots (absolute folders). The
+// error, if any, lists ignore files that could not be read; the Ignore is
+// usable regardless and leaves those files' folders out.
 func NewIgnore(roots []string) (*Ignore, error) {
 	ig := &Ignore{roots: roots}
-	if err := ig.Reload(); err != nil {
-		return nil, err
-	}
-	return ig, nil
+	return ig, ig.Reload()
 }
 
-// Reload re-reads every ignore file under the roots, skipping folders that
-// are themselves ignored (git does not look inside those either).
+// ignoreAll stands for an ignore file that could not be read: its folder's
+// contents are left out, since what it excludes is unknown.
+var ignoreAll = ParseIgnorePatterns("*\n")
+
+// Reload re-reads every ignore file under the roots, once per folder,
+// skipping folders that are themselves ignored (git does not look inside
+// those either). Folders that cannot be read are passed over; an ignore
+// file that cannot be read leaves its folder out and is named in the error.
 func (ig *Ignore) Reload() error {
 	files := map[string]*IgnorePatterns{}
+	var problems []error
 	for _, root := range ig.roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if d != nil && d.IsDir() && p != root {
-					return fs.SkipDir
+		walkTree(root, func(dir string, ip *IgnorePatterns) { files[dir] = ip },
+			func(string, fs.DirEntry) bool { return true },
+			func(p string, err error, ignoreFile bool) {
+				if ignoreFile {
+					files[p] = ignoreAll
+					problems = append(problems, err)
 				}
-				return nil
-			}
-			if !d.IsDir() {
-				return nil
-			}
-			if p != root && ig.skipWith(files, p, true) {
-				return fs.SkipDir
-			}
-			data, err := os.ReadFile(filepath.Join(p, IgnoreFile))
-			switch {
-			case err == nil:
-				files[p] = ParseIgnorePatterns(string(data))
-			case errors.Is(err, fs.ErrNotExist):
-			default:
-				return fmt.Errorf("read %s: %w", filepath.Join(p, IgnoreFile), err)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("ignore rules under %s: %w", root, err)
-		}
+			})
 	}
 	ig.mu.Lock()
 	ig.files = files
 	ig.mu.Unlock()
-	return nil
+	return errors.Join(problems...)
 }
 
 // Skip reports whether path (absolute) is to be left out of the graph: it
@@ -189,31 +178,28 @@ func (ig *Ignore) Reload() error {
 func (ig *Ignore) Skip(path string, isDir bool) bool {
 	ig.mu.RLock()
 	defer ig.mu.RUnlock()
-	return ig.skipWith(ig.files, path, isDir)
-}
-
-func (ig *Ignore) skipWith(files map[string]*IgnorePatterns, p string, isDir bool) bool {
-	root := ig.rootOf(p)
+	root := ig.rootOf(path)
 	if root == "" {
 		return true
 	}
-	if p == root {
+	if path == root {
 		return false
 	}
-	rel, err := filepath.Rel(root, p)
+	rel, err := filepath.Rel(root, path)
 	if err != nil {
 		return true
 	}
-	parts := strings.Split(filepath.ToSlash(rel), "/")
+	// Decide each folder on the way down with the ignore files above it, as
+	// a walk from the root would: linear in the depth, not cubic.
+	var chain []ignoreLevel
 	dir := root
+	parts := strings.Split(rel, string(filepath.Separator))
 	for i, name := range parts {
-		last := i == len(parts)-1
-		entryIsDir := !last || isDir
-		if EditorScratch(name) {
-			return true
+		if ip := ig.files[dir]; ip != nil {
+			chain = append(chain, ignoreLevel{dir: dir, ip: ip})
 		}
 		cur := filepath.Join(dir, name)
-		if ignoredBy(files, root, cur, entryIsDir) {
+		if EditorScratch(name) || chainIgnores(chain, cur, i < len(parts)-1 || isDir) {
 			return true
 		}
 		dir = cur
@@ -221,22 +207,92 @@ func (ig *Ignore) skipWith(files map[string]*IgnorePatterns, p string, isDir boo
 	return false
 }
 
-// ignoredBy asks the ignore files from p's folder up to root, deepest first;
-// the first file with a matching pattern decides.
-func ignoredBy(files map[string]*IgnorePatterns, root, p string, isDir bool) bool {
-	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
-		if ip := files[dir]; ip != nil {
-			rel, err := filepath.Rel(dir, p)
-			if err == nil {
-				if ignored, decided := ip.Match(filepath.ToSlash(rel), isDir); decided {
-					return ignored
-				}
-			}
-		}
-		if dir == root || len(dir) <= len(root) {
-			return false
+// ignoreLevel is the ignore file of one folder on a walk's way down.
+type ignoreLevel struct {
+	dir string
+	ip  *IgnorePatterns
+}
+
+// chainIgnores asks the ignore files of the folders above p, deepest
+// first; the first file with a matching pattern decides.
+func chainIgnores(chain []ignoreLevel, p string, isDir bool) bool {
+	for i := len(chain) - 1; i >= 0; i-- {
+		l := chain[i]
+		rel := strings.TrimPrefix(p[len(l.dir):], string(filepath.Separator))
+		if ignored, decided := l.ip.Match(filepath.ToSlash(rel), isDir); decided {
+			return ignored
 		}
 	}
+	return false
+}
+
+// walkTree walks the folder root top-down, in name order, reading each
+// folder's ignore file once (and giving it to rules, if not nil). Entries
+// that are hidden, editors' scratch files or ignored are left out; visit is
+// called for every other entry, and a folder is entered when visit returns
+// true. problem hears about a folder that cannot be read and about an
+// ignore file that cannot be read (ignoreFile set); either way that folder
+// is left out and the walk goes on. Symbolic links are reported to visit as
+// they are, never followed.
+func walkTree(root string, rules func(dir string, ip *IgnorePatterns), visit func(path string, d fs.DirEntry) bool,
+	problem func(path string, err error, ignoreFile bool)) {
+	var chain []ignoreLevel
+	var walk func(dir string)
+	walk = func(dir string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			problem(dir, folderError(dir, err), false)
+			return
+		}
+		pushed := false
+		for _, e := range entries {
+			if e.Name() != IgnoreFile {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, IgnoreFile))
+			if err != nil {
+				problem(dir, fmt.Errorf("%s: cannot read its %s, so the folder is left out: %w", dir, IgnoreFile, cause(err)), true)
+				return
+			}
+			ip := ParseIgnorePatterns(string(data))
+			if rules != nil {
+				rules(dir, ip)
+			}
+			chain = append(chain, ignoreLevel{dir: dir, ip: ip})
+			pushed = true
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if EditorScratch(e.Name()) || chainIgnores(chain, p, e.IsDir()) {
+				continue
+			}
+			if visit(p, e) && e.IsDir() {
+				walk(p)
+			}
+		}
+		if pushed {
+			chain = chain[:len(chain)-1]
+		}
+	}
+	walk(root)
+}
+
+// folderError says why a folder could not be listed.
+func folderError(dir string, err error) error {
+	c := cause(err)
+	if errors.Is(c, syscall.ENAMETOOLONG) {
+		return fmt.Errorf("%s: cannot read folder: %w (its path is longer than the system allows)", dir, c)
+	}
+	return fmt.Errorf("%s: cannot read folder: %w", dir, c)
+}
+
+// cause drops the operation and path a *fs.PathError repeats.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // rootOf returns the deepest root containing p, or "".

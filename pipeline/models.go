@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,14 +44,33 @@ func (l *LLMSettings) AddLLMFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&l.Gleaning, "gleaning", 1, "loop-NER gleaning rounds after the first extraction")
 	fs.StringVar(&l.NERVariant, "ner-variant", "base", "loop-NER variant: base (glean, then ask the judge) or trial (judge first)")
 	fs.StringSliceVar(&l.EntityTypes, "entity-types", nil, "entity types the extraction prompt allows (default: organization, person, location, event, ...)")
+	l.AddClientFlags(fs)
+	fs.IntVar(&l.ContextTokens, "llm-context-tokens", 32000, "context budget of one extraction conversation; gleaning rounds that would exceed it are skipped")
+	fs.IntVar(&l.DescriptionTokens, "description-tokens", 300, "merged descriptions longer than this are summarised by the LLM (truncated offline)")
+}
+
+// AddClientFlags registers the flags every model call goes by: limits,
+// timeout, retries and the response cache. query has them too.
+func (l *LLMSettings) AddClientFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&l.Concurrency, "llm-concurrency", 16, "LLM calls in flight at once")
 	fs.IntVar(&l.RPM, "rpm", 0, "LLM requests per minute (0 = unlimited)")
 	fs.IntVar(&l.TPM, "tpm", 0, "LLM tokens per minute (0 = unlimited)")
-	fs.DurationVar(&l.Timeout, "llm-timeout", 2*time.Minute, "timeout of one LLM call")
+	fs.DurationVar(&l.Timeout, "llm-timeout", 2*time.Minute, "timeout of one LLM call (0 = none)")
 	fs.IntVar(&l.Retries, "llm-retries", 6, "retries of a failed LLM call (429, 5xx, timeouts), with exponential backoff")
 	fs.StringVar(&l.Cache, "llm-cache", "", `LLM response cache file (default: llm-cache.db beside the graph; "off" to disable)`)
-	fs.IntVar(&l.ContextTokens, "llm-context-tokens", 32000, "context budget of one extraction conversation; gleaning rounds that would exceed it are skipped")
-	fs.IntVar(&l.DescriptionTokens, "description-tokens", 300, "merged descriptions longer than this are summarised by the LLM (truncated offline)")
+}
+
+// ClientOptions are the llm client options the settings ask for, the
+// response cache included.
+func (s Settings) ClientOptions() []llm.Option {
+	opts := []llm.Option{
+		llm.WithConcurrency(s.LLMSettings.Concurrency), llm.WithRPM(s.RPM), llm.WithTPM(s.TPM),
+		llm.WithTimeout(s.Timeout), llm.WithRetries(s.Retries),
+	}
+	if cache := s.cachePath(); cache != "" {
+		opts = append(opts, llm.WithCache(cache))
+	}
+	return opts
 }
 
 // Models are the model-backed parts of a run: the embedder always, the chat
@@ -67,14 +87,7 @@ type Models struct {
 // loop-NER extractor and the summariser, all sharing one response cache.
 func NewModels(ctx context.Context, s Settings) (*Models, error) {
 	m := &Models{descBudget: s.DescriptionTokens}
-	cache := s.cachePath()
-	opts := []llm.Option{
-		llm.WithConcurrency(s.LLMSettings.Concurrency), llm.WithRPM(s.RPM), llm.WithTPM(s.TPM),
-		llm.WithTimeout(s.Timeout), llm.WithRetries(s.Retries),
-	}
-	if cache != "" {
-		opts = append(opts, llm.WithCache(cache))
-	}
+	opts := s.ClientOptions()
 	emb, err := newEmbedder(ctx, s.Embedder, opts)
 	if err != nil {
 		return nil, err
@@ -222,7 +235,9 @@ func (m *Models) Close() error {
 }
 
 // cachePath is where LLM responses are cached: beside a SQLite graph, or
-// under ./.docgraph for server stores.
+// under ./.docgraph for server stores. The default place is skipped (no
+// cache) when its folder exists but cannot be written, as beside a store
+// that is only read.
 func (s Settings) cachePath() string {
 	switch s.Cache {
 	case "off", "none", "false":
@@ -235,18 +250,21 @@ func (s Settings) cachePath() string {
 	if st == "" {
 		st = DefaultStore
 	}
+	dir := ".docgraph"
 	if rest, ok := strings.CutPrefix(st, "sqlite://"); ok {
-		return filepath.Join(filepath.Dir(rest), "llm-cache.db")
+		dir = filepath.Dir(rest)
+	} else if !strings.Contains(st, "://") {
+		dir = filepath.Dir(st)
 	}
-	if !strings.Contains(st, "://") {
-		return filepath.Join(filepath.Dir(st), "llm-cache.db")
+	if info, err := os.Stat(dir); err == nil && info.IsDir() && !store.WritableDir(dir) {
+		return ""
 	}
-	return filepath.Join(".docgraph", "llm-cache.db")
+	return filepath.Join(dir, "llm-cache.db")
 }
 
 func newEmbedder(ctx context.Context, spec string, opts []llm.Option) (embedstore.Embedder, error) {
 	name, _, _ := strings.Cut(spec, ":")
-	if name == "" || name == "hash" {
+	if name == "" || name == "hash" || name == "hash-v1" {
 		return NewEmbedder(spec)
 	}
 	e, err := llm.NewEmbedder(ctx, spec, opts...)

@@ -6,12 +6,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,26 +118,38 @@ const (
 	Duplicate Outcome = "duplicate"
 	Failed    Outcome = "failed"
 	Deleted   Outcome = "deleted"
+	// Unsupported is a path inside a folder that is no document docgraph
+	// reads (another or no extension, a link to a folder); Error says why.
+	Unsupported Outcome = "unsupported"
 )
 
-// FileResult reports one file.
+// FileResult reports one file. Its JSON has every key, empty or not.
 type FileResult struct {
 	Path      string        `json:"path"`
-	DocID     string        `json:"doc_id,omitempty"`
+	DocID     string        `json:"doc_id"`
 	Outcome   Outcome       `json:"outcome"`
-	Error     string        `json:"error,omitempty"`
-	Warnings  []string      `json:"warnings,omitempty"`
-	Chunks    int           `json:"chunks,omitempty"`
-	Entities  int           `json:"entities,omitempty"`
-	Relations int           `json:"relations,omitempty"`
-	Rejected  int           `json:"rejected_records,omitempty"`
+	Error     string        `json:"error"`
+	Warnings  []string      `json:"warnings"`
+	Chunks    int           `json:"chunks"`
+	Entities  int           `json:"entities"`
+	Relations int           `json:"relations"`
+	Rejected  int           `json:"rejected_records"`
 	Duration  time.Duration `json:"duration_ns"`
 	// Loaded says the file was read; an unchanged file whose size,
 	// modification time and inode match what was stored is not.
 	Loaded bool `json:"loaded"`
 }
 
-// Summary reports a whole run.
+// MarshalJSON writes no warnings as [] rather than null.
+func (r FileResult) MarshalJSON() ([]byte, error) {
+	type plain FileResult
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// Summary reports a whole run. Its JSON has every key, lists as [] when empty.
 type Summary struct {
 	Added     int `json:"added"`
 	Updated   int `json:"updated"`
@@ -145,17 +159,36 @@ type Summary struct {
 	Failed    int `json:"failed"`
 	Deleted   int `json:"deleted"`
 	// Skipped counts files not started because the run was stopped.
-	Skipped int `json:"skipped,omitempty"`
+	Skipped int `json:"skipped"`
 	// FilesRead counts files whose content this run read.
 	FilesRead int `json:"files_read"`
+	// Unsupported counts paths inside the folders that are no documents
+	// docgraph reads; UnsupportedFiles lists them with the reason.
+	Unsupported int `json:"unsupported"`
+	// Warnings counts the warnings of this run's files (repaired text,
+	// skipped PDF pages, duplicates); Warned lists the files that had any.
+	Warnings int `json:"warnings"`
 	// Written counts what this run wrote; Totals what the store holds after it.
 	ChunksWritten    int           `json:"chunks_written"`
 	EntityMentions   int           `json:"entity_mentions_written"`
 	RelationMentions int           `json:"relation_mentions_written"`
-	Totals           *store.Stats  `json:"totals,omitempty"`
-	LLM              *ModelStats   `json:"llm,omitempty"`
-	Failures         []FileResult  `json:"failures,omitempty"`
+	Totals           *store.Stats  `json:"totals"`
+	LLM              *ModelStats   `json:"llm"`
+	Failures         []FileResult  `json:"failures"`
+	Warned           []FileResult  `json:"warned"`
+	UnsupportedFiles []FileResult  `json:"unsupported_files"`
 	Duration         time.Duration `json:"duration_ns"`
+}
+
+// MarshalJSON writes empty lists as [] rather than null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	for _, l := range []*[]FileResult{&s.Failures, &s.Warned, &s.UnsupportedFiles} {
+		if *l == nil {
+			*l = []FileResult{}
+		}
+	}
+	return json.Marshal(plain(s))
 }
 
 // Options for one Ingest run.
@@ -180,7 +213,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		return nil, err
 	}
 	if p.Progress != nil {
-		p.Progress.Start(len(files) + len(walkFailures))
+		p.Progress.Start(len(files) + len(walkFailures) - countOutcome(walkFailures, Unsupported))
 	}
 	sum := &Summary{}
 	var mu sync.Mutex
@@ -203,6 +236,14 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		case Failed:
 			sum.Failed++
 			sum.Failures = append(sum.Failures, r)
+		case Unsupported:
+			sum.Unsupported++
+			sum.UnsupportedFiles = append(sum.UnsupportedFiles, r)
+			return // not a document: no progress to report
+		}
+		if len(r.Warnings) > 0 {
+			sum.Warnings += len(r.Warnings)
+			sum.Warned = append(sum.Warned, r)
 		}
 		if r.Loaded {
 			sum.FilesRead++
@@ -246,7 +287,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 			return sum, err
 		}
 	}
-	sort.Slice(sum.Failures, func(i, j int) bool { return sum.Failures[i].Path < sum.Failures[j].Path })
+	for _, l := range [][]FileResult{sum.Failures, sum.Warned} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Path < l[j].Path })
+	}
 	if st, err := p.Store.Stats(ctx); err == nil {
 		sum.Totals = st
 	}
@@ -461,63 +504,118 @@ func PathID(path string) string {
 	return "f" + hex.EncodeToString(sum[:15])
 }
 
+func countOutcome(rs []FileResult, o Outcome) int {
+	n := 0
+	for _, r := range rs {
+		if r.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
 // Walk expands files and folders (recursively) into the supported files under
-// them, sorted, with absolute paths. Inside folders, hidden files, editors'
-// scratch files and whatever .docgraphignore files exclude are skipped; a
-// named file that is not supported is reported as a failure.
+// them, sorted, with absolute paths, and reports the paths it passed over.
+// Inside folders, hidden files, editors' scratch files and whatever
+// .docgraphignore files exclude are left out silently; the ignore files are
+// read once per folder. A symbolic link to a file is followed (the document
+// keeps the link's path); one to a folder is not (no loops, no escaping the
+// tree). Every other path passed over is in the returned results: as
+// Unsupported when it is no document docgraph reads (another or no
+// extension, a link to a folder), as Failed when it should have been one
+// and cannot be (a folder that cannot be read or lies deeper than the
+// system's path limit, a named pipe, device or socket, a broken link, a
+// named argument that is missing or unsupported). Nothing is opened, so a
+// named pipe cannot block the walk. The error is for the run as a whole.
 func Walk(paths []string) ([]string, []FileResult, error) {
 	seen := map[string]bool{}
 	var files []string
-	var failures []FileResult
+	var passed []FileResult
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	fail := func(p, msg string) { passed = append(passed, FileResult{Path: p, Outcome: Failed, Error: msg}) }
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		info, err := os.Stat(abs)
-		if err != nil {
-			failures = append(failures, FileResult{Path: abs, Outcome: Failed, Error: fmt.Sprintf("%s: %v", p, errors.Unwrap(err))})
-			continue
-		}
-		if !info.IsDir() {
-			if !loader.Supported(abs) {
-				failures = append(failures, FileResult{Path: abs, Outcome: Failed, Error: fmt.Sprintf("%s: unsupported file type (want .txt, .md or .pdf)", p)})
-				continue
-			}
-			if !seen[abs] {
-				seen[abs] = true
-				files = append(files, abs)
-			}
-			continue
-		}
-		ig, err := NewIgnore([]string{abs})
-		if err != nil {
-			return nil, nil, err
-		}
-		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				failures = append(failures, FileResult{Path: path, Outcome: Failed, Error: err.Error()})
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if path != abs && ig.Skip(path, d.IsDir()) {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() && loader.Supported(path) && !seen[path] {
-				seen[path] = true
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
+		switch {
+		case err != nil:
+			fail(abs, fmt.Sprintf("%s: %v", p, errors.Unwrap(err)))
+		case info.IsDir():
+			walkFolder(abs, add, &passed)
+		case !loader.Supported(abs):
+			fail(abs, fmt.Sprintf("%s: unsupported file type (want .txt, .md or .pdf)", p))
+		case !info.Mode().IsRegular():
+			fail(abs, fmt.Sprintf("%s: not a regular file (%s)", p, fileKind(info.Mode())))
+		default:
+			add(abs)
 		}
 	}
 	sort.Strings(files)
-	return files, failures, nil
+	return files, passed, nil
+}
+
+// walkFolder adds the documents under root and records what it passes over.
+func walkFolder(root string, add func(string), passed *[]FileResult) {
+	record := func(p string, o Outcome, msg string) {
+		*passed = append(*passed, FileResult{Path: p, Outcome: o, Error: msg})
+	}
+	walkTree(root, nil, func(p string, d fs.DirEntry) bool {
+		mode := d.Type()
+		if mode&fs.ModeSymlink != 0 {
+			info, err := os.Stat(p)
+			switch {
+			case err != nil && loader.Supported(p):
+				record(p, Failed, fmt.Sprintf("%s: broken symbolic link: %v", p, cause(err)))
+				return false
+			case err != nil:
+				record(p, Unsupported, "broken symbolic link")
+				return false
+			case info.IsDir():
+				record(p, Unsupported, "symbolic link to a folder, not followed")
+				return false
+			}
+			mode = info.Mode().Type()
+		}
+		switch {
+		case mode.IsDir():
+			return true
+		case !loader.Supported(p):
+			record(p, Unsupported, unsupportedReason(p))
+		case !mode.IsRegular():
+			record(p, Failed, fmt.Sprintf("%s: not a regular file (%s)", p, fileKind(mode)))
+		default:
+			add(p)
+		}
+		return false
+	}, func(p string, err error, _ bool) { record(p, Failed, err.Error()) })
+}
+
+// unsupportedReason says why a file inside a folder is no document.
+func unsupportedReason(p string) string {
+	if ext := filepath.Ext(p); ext != "" {
+		return "unsupported file type " + strings.ToLower(ext)
+	}
+	return "no file extension"
+}
+
+// fileKind names a file type that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not readable as a document"
 }

@@ -107,8 +107,8 @@ func (p *Pipeline) Watch(ctx context.Context, roots []string, opts ...WatchOptio
 		return errors.New("watch: no folders given")
 	}
 	ig, err := NewIgnore(abs)
-	if err != nil {
-		return fmt.Errorf("watch: %w", err)
+	if err != nil && cfg.onError != nil {
+		cfg.onError(fmt.Errorf("watch: %w", err)) // those folders are left out; the rest is watched
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {

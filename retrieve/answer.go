@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -40,6 +41,26 @@ func Answer(ctx context.Context, model llms.Model, c *Context, stream io.Writer)
 	if err != nil {
 		return nil, err
 	}
+	text, err := Generate(ctx, model, msgs, stream)
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	a := &AnswerResult{Text: text, Sources: append([]Source(nil), c.Sources...)}
+	cited := Citations(a.Text)
+	for i := range a.Sources {
+		a.Sources[i].Cited = cited[a.Sources[i].N]
+	}
+	return a, nil
+}
+
+// ErrNoAnswer is the cause of an answer that is empty or cut off: shown as
+// if it were whole, it would be a wrong answer, which is worse than none.
+var ErrNoAnswer = errors.New("no usable answer")
+
+// Generate asks the model for an answer to msgs at temperature 0, writing
+// it to stream (when not nil) as it arrives. An empty answer, or one the
+// model stopped at its output limit, is an error wrapping ErrNoAnswer.
+func Generate(ctx context.Context, model llms.Model, msgs []llms.MessageContent, stream io.Writer) (string, error) {
 	opts := []llms.CallOption{llms.WithTemperature(0)}
 	if stream != nil {
 		opts = append(opts, llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
@@ -49,17 +70,20 @@ func Answer(ctx context.Context, model llms.Model, c *Context, stream io.Writer)
 	}
 	resp, err := model.GenerateContent(ctx, msgs, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("answer: %w", err)
+		return "", err
 	}
 	if len(resp.Choices) == 0 {
-		return nil, fmt.Errorf("answer: the model returned no choices")
+		return "", fmt.Errorf("%w: the model returned no choices", ErrNoAnswer)
 	}
-	a := &AnswerResult{Text: resp.Choices[0].Content, Sources: append([]Source(nil), c.Sources...)}
-	cited := Citations(a.Text)
-	for i := range a.Sources {
-		a.Sources[i].Cited = cited[a.Sources[i].N]
+	ch := resp.Choices[0]
+	if strings.TrimSpace(ch.Content) == "" {
+		return "", fmt.Errorf("%w: the model returned an empty answer", ErrNoAnswer)
 	}
-	return a, nil
+	switch strings.ToLower(ch.StopReason) {
+	case "length", "max_tokens":
+		return "", fmt.Errorf("%w: the answer was cut off at the model's output limit (stop reason %q)", ErrNoAnswer, ch.StopReason)
+	}
+	return ch.Content, nil
 }
 
 var citationGroup = regexp.MustCompile(`\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]`)

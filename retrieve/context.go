@@ -41,8 +41,8 @@ type Source struct {
 	Index    int    `json:"chunk_index"`
 	Text     string `json:"text"`
 	// Truncated is set when the passage was cut to fit the budget.
-	Truncated bool `json:"truncated,omitempty"`
-	Cited     bool `json:"cited,omitempty"`
+	Truncated bool `json:"truncated"`
+	Cited     bool `json:"cited"`
 }
 
 // Context is a result laid out for the answering model: the graph sections

@@ -35,7 +35,7 @@ type Passage struct {
 	Text     string  `json:"text"`
 	Score    float64 `json:"score"`
 	// Signals records the rank each retrieval path gave this passage (1-based).
-	Signals map[string]int `json:"signals,omitempty"`
+	Signals map[string]int `json:"signals"`
 
 	embedding []float32 // the stored chunk embedding, for reranking
 }
@@ -45,7 +45,7 @@ type Passage struct {
 type Result struct {
 	Question string    `json:"question"`
 	Mode     string    `json:"mode"`
-	Keywords *Keywords `json:"keywords,omitempty"`
+	Keywords *Keywords `json:"keywords"`
 	// Hint tells the answering model the expected answer format, e.g. yes/no.
 	Hint     string    `json:"hint,omitempty"`
 	Passages []Passage `json:"passages"`
@@ -69,8 +69,8 @@ type Result struct {
 type EntityInfo struct {
 	ID          string  `json:"id"`
 	Name        string  `json:"name"`
-	Type        string  `json:"type,omitempty"`
-	Description string  `json:"description,omitempty"`
+	Type        string  `json:"type"`
+	Description string  `json:"description"`
 	Chunks      int     `json:"chunks"`
 	Score       float64 `json:"score"`
 	// Via says how it was found: "name", "fulltext", "vector", "relation".
@@ -82,13 +82,13 @@ type RelationInfo struct {
 	ID          string  `json:"id"`
 	Source      string  `json:"source"`
 	Target      string  `json:"target"`
-	Type        string  `json:"type,omitempty"`
-	Keywords    string  `json:"keywords,omitempty"`
-	Description string  `json:"description,omitempty"`
+	Type        string  `json:"type"`
+	Keywords    string  `json:"keywords"`
+	Description string  `json:"description"`
 	Weight      float64 `json:"weight"`
 	Score       float64 `json:"score"`
 	// Hops is 1 for a relation touching a found entity, 2 one step further; 0 for facts.
-	Hops int `json:"hops,omitempty"`
+	Hops int `json:"hops"`
 }
 
 // Naive is hybrid chunk retrieval: vector search and full-text search, fused

@@ -127,8 +127,18 @@ type Merger interface {
 
 // EmbedderInfo identifies the embedder whose vectors a store holds.
 type EmbedderInfo struct {
-	Name      string
-	Dimension int
+	Name      string `json:"name"`
+	Dimension int    `json:"dimension"`
+}
+
+// Spec is the --embedder value that makes these vectors: hash:DIM for the
+// offline hashing embedder (named hash-v1), the provider:model name of a
+// provider's embedder as it is.
+func (e EmbedderInfo) Spec() string {
+	if e.Name == "hash-v1" {
+		return fmt.Sprintf("hash:%d", e.Dimension)
+	}
+	return e.Name
 }
 
 // ErrNotFound is returned when a document, chunk or entity does not exist.
@@ -140,13 +150,13 @@ var ErrEmbedderMismatch = errors.New("embedder mismatch")
 
 // Stats counts what a store holds.
 type Stats struct {
-	Documents int
-	ByStatus  map[Status]int
-	Chunks    int
-	Entities  int
-	Relations int
-	Mentions  int
-	Embedder  EmbedderInfo
+	Documents int            `json:"documents"`
+	ByStatus  map[Status]int `json:"by_status"`
+	Chunks    int            `json:"chunks"`
+	Entities  int            `json:"entities"`
+	Relations int            `json:"relations"`
+	Mentions  int            `json:"mentions"`
+	Embedder  EmbedderInfo   `json:"embedder"`
 }
 
 // ChunkHit is a chunk with a retrieval score (higher is better).
@@ -267,6 +277,10 @@ type Options struct {
 	Database string
 	// BatchSize bounds rows per statement on server backends.
 	BatchSize int
+	// ReadOnly opens an existing store for reading only: nothing is created
+	// or changed, so a store without write permission (or on a read-only
+	// mount) can still be queried. Writes then fail.
+	ReadOnly bool
 }
 
 // OpenFunc opens a backend for a parsed store URL.

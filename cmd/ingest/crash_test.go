@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,30 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"docgraph/cmd/internal/clitest"
 	"docgraph/store"
 )
 
-// childEnv carries the ingest command line of a child process: the test
-// binary re-executes itself as the real ingest command (main and all), so
-// the crash and signal tests kill and signal a real process.
-const childEnv = "DOCGRAPH_INGEST_CHILD_ARGS"
-
 // TestIngestChild is not a test: it is the ingest command when run as a
-// child of the tests below.
-func TestIngestChild(t *testing.T) {
-	raw := os.Getenv(childEnv)
-	if raw == "" {
-		t.Skip("runs only as the child process of the crash and signal tests")
-	}
-	var args []string
-	if err := json.Unmarshal([]byte(raw), &args); err != nil {
-		fmt.Fprintln(os.Stderr, "bad child args:", err)
-		os.Exit(3)
-	}
-	os.Args = append([]string{"ingest"}, args...)
-	main()
-	os.Exit(0)
-}
+// child of the process tests (crash, signals, exit statuses).
+func TestIngestChild(t *testing.T) { clitest.Child(t, "ingest", main) }
 
 // child is a running ingest process.
 type child struct {
@@ -55,13 +37,8 @@ type child struct {
 
 func startChild(t *testing.T, dir string, args ...string) *child {
 	t.Helper()
-	raw, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestIngestChild$", "-test.count=1")
+	cmd := clitest.Command(t, "TestIngestChild", args...)
 	cmd.Dir = dir // no docgraph.yaml there
-	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
 	c := &child{cmd: cmd, stdout: newLineBuffer(), stderr: newLineBuffer()}
 	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
 	if err := cmd.Start(); err != nil {
@@ -496,8 +473,8 @@ func TestSignals(t *testing.T) {
 		c := run(t, db)
 		inFlight(t, c, db)
 		c.signal(t, os.Interrupt)
-		if code := c.wait(t); code != 0 {
-			t.Fatalf("after one signal ingest should exit 0, got %d:\n%s", code, c.stderr.String())
+		if code := c.wait(t); code != 130 {
+			t.Fatalf("a batch run stopped by Ctrl-C should exit 130 (the shell's convention), got %d:\n%s", code, c.stderr.String())
 		}
 		if !stored(t, db, big) {
 			t.Fatalf("the document in flight at the signal should have been finished:\n%s", c.stderr.String())
@@ -516,8 +493,8 @@ func TestSignals(t *testing.T) {
 		c := run(t, db, "--shutdown-timeout", "1ms")
 		inFlight(t, c, db)
 		c.signal(t, syscall.SIGTERM)
-		if code := c.wait(t); code != 0 {
-			t.Fatalf("a shutdown timeout is still a clean stop, got exit %d:\n%s", code, c.stderr.String())
+		if code := c.wait(t); code != 128+int(syscall.SIGTERM) {
+			t.Fatalf("a batch run stopped by SIGTERM should exit 143 even when the shutdown timeout rolled back, got %d:\n%s", code, c.stderr.String())
 		}
 		if !strings.Contains(c.stderr.String(), "rolled back") {
 			t.Fatalf("the timeout should be reported:\n%s", c.stderr.String())
@@ -537,8 +514,8 @@ func TestSignals(t *testing.T) {
 		inFlight(t, c, db)
 		c.signal(t, os.Interrupt)
 		c.signal(t, syscall.SIGTERM)
-		if code := c.wait(t); code == 0 {
-			t.Fatalf("a second signal should end ingest with a failure status:\n%s", c.stderr.String())
+		if code := c.wait(t); code != 128+int(syscall.SIGTERM) {
+			t.Fatalf("a second signal (SIGTERM) should end ingest with status 143, got %d:\n%s", code, c.stderr.String())
 		}
 		if stored(t, db, big) {
 			t.Fatal("the document in flight should not have been finished")

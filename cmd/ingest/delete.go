@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
 	"docgraph/store"
 )
@@ -37,21 +37,15 @@ relations no other document mentions go too; the rest lose exactly this
 document's share of their descriptions and weights. A folder removes every
 document under it. The files themselves are not touched, so a later ingest of
 them adds them back.`,
-		Args:          cobra.MinimumNArgs(1),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Args: cli.Args(cobra.MinimumNArgs(1), "no PATH or DOC_ID given: name the files, folders or document ids to delete"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config"))
-			if err == nil {
-				opts.Targets = args
-				f := cmd.Flags().Lookup("embedder")
-				opts.embedderSet = f.Changed || f.Value.String() != f.DefValue
-				err = runDelete(cmd.Context(), opts, io)
+			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
+				return err
 			}
-			if err != nil && !errors.Is(err, errNothingDeleted) {
-				fmt.Fprintln(io.Err, "ingest delete:", err)
-			}
-			return err
+			opts.Targets = args
+			f := cmd.Flags().Lookup("embedder")
+			opts.embedderSet = f.Changed || f.Value.String() != f.DefValue
+			return runDelete(cmd.Context(), opts, io)
 		},
 	}
 	fs := cmd.Flags()
@@ -65,7 +59,9 @@ them adds them back.`,
 }
 
 func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
-	spec, err := deleteEmbedder(ctx, opts)
+	// Deletes recompute the embeddings of the entities and relations they
+	// touch, so they use the embedder the store holds unless told otherwise.
+	spec, err := pipeline.AdoptEmbedder(ctx, opts.Settings, opts.embedderSet)
 	if err != nil {
 		return err
 	}
@@ -76,7 +72,7 @@ func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
 	}
 	defer models.Close()
 	emb := models.Embedder
-	st, err := openExisting(ctx, opts.Settings, store.Options{
+	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{
 		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
 		Merger:   models.Merger(),
 	})
@@ -99,20 +95,21 @@ func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
 		deleted = append(deleted, results...)
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(deleted); err != nil {
+		if err := writeJSON(io.Out, deleted); err != nil {
 			return err
 		}
 	} else {
 		for _, r := range deleted {
 			fmt.Fprintf(io.Out, "deleted %s (doc %s): %d chunks, %d entities and %d relations removed\n",
-				r.Path, shortID(r.DocID), r.Chunks, r.Entities, r.Relations)
+				cli.Escape(r.Path), shortID(r.DocID), r.Chunks, r.Entities, r.Relations)
 		}
 	}
 	if len(missing) > 0 {
+		for i, m := range missing {
+			missing[i] = cli.Escape(m)
+		}
 		fmt.Fprintf(io.Err, "ingest delete: nothing stored for %s\n", strings.Join(missing, ", "))
-		return errNothingDeleted
+		return cli.Shown(errNothingDeleted)
 	}
 	return nil
 }
@@ -134,27 +131,4 @@ func deleteTarget(ctx context.Context, p *pipeline.Pipeline, st store.Store, tar
 		return nil, fmt.Errorf("%s: %w", target, err)
 	}
 	return p.DeletePath(ctx, abs, true)
-}
-
-// deleteEmbedder picks the embedder a delete re-merges with: the one given,
-// or else the one the store already holds (deletes recompute embeddings of
-// the entities and relations they touch, so they must match).
-func deleteEmbedder(ctx context.Context, opts *deleteOptions) (string, error) {
-	if opts.embedderSet {
-		return opts.Settings.Embedder, nil
-	}
-	st, err := openExisting(ctx, opts.Settings, store.Options{})
-	if err != nil {
-		return "", err
-	}
-	held := st.Embedder()
-	st.Close()
-	if held.Name == "" {
-		return opts.Settings.Embedder, nil // empty store: nothing to re-merge
-	}
-	spec := fmt.Sprintf("hash:%d", held.Dimension)
-	if e, err := pipeline.NewEmbedder(spec); err == nil && e.Name() == held.Name {
-		return spec, nil
-	}
-	return "", fmt.Errorf("the store holds vectors of embedder %s (dimension %d): pass the matching --embedder", held.Name, held.Dimension)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/graphbuild"
 	"docgraph/pipeline"
 	"docgraph/store"
@@ -76,9 +77,9 @@ func runExport(ctx context.Context, opts *exportOptions, io streams) error {
 		"graphml": graphbuild.WriteGraphML,
 	}[strings.ToLower(opts.Format)]
 	if write == nil {
-		return fmt.Errorf("--format %q: want jsonl or graphml", opts.Format)
+		return cli.Usagef("--format %q: want jsonl or graphml", opts.Format)
 	}
-	st, err := openExisting(ctx, opts.Settings, store.Options{})
+	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -128,6 +129,6 @@ func reportExport(w io.Writer, asJSON bool, where string, n graphbuild.ExportCou
 			graphbuild.ExportCounts
 		}{where, n})
 	}
-	_, err := fmt.Fprintf(w, "exported %d entities, %d relations, %d mentions to %s\n", n.Entities, n.Relations, n.Mentions, escapeName(where))
+	_, err := fmt.Fprintf(w, "exported %d entities, %d relations, %d mentions to %s\n", n.Entities, n.Relations, n.Mentions, cli.Escape(where))
 	return err
 }

@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
 )
 
@@ -24,6 +26,9 @@ type streams struct {
 	Out io.Writer
 	Err io.Writer
 	TTY bool // Err is a terminal: draw a progress bar
+	// Width is the terminal's width in columns, asked at every redraw (nil
+	// or 0: 80).
+	Width func() int
 }
 
 // ingestOptions is everything one ingest run needs.
@@ -43,14 +48,22 @@ type ingestOptions struct {
 	KGTriples []string
 }
 
-// errSomeFailed makes the exit status 2 when some documents failed but the run completed.
+// errSomeFailed makes the exit status 2 when some documents failed but the
+// run completed; the summary has said which.
 var errSomeFailed = errors.New("some documents failed")
 
+// exitCode is 0 when every file was ingested, 2 when some failed, 128+N
+// when signal N stopped the run (130 for Ctrl-C), 1 otherwise.
 func exitCode(err error) int {
 	if errors.Is(err, errSomeFailed) {
 		return 2
 	}
-	return 1
+	return cli.ExitCode(err)
+}
+
+// execute is the whole command line, main without the process around it.
+func execute(ctx context.Context, io streams, args []string) error {
+	return cli.Run(ctx, newRootCmd(io), args, io.Err)
 }
 
 func newRootCmd(io streams) *cobra.Command {
@@ -66,21 +79,15 @@ Every flag can also be set as DOCGRAPH_<FLAG> (e.g. DOCGRAPH_CHUNK_TOKENS=512)
 or as a key in docgraph.yaml (e.g. chunk-tokens: 512).
 
 Exit status: 0 when every file was ingested, 2 when some files failed (the
-others were still ingested), 1 when the run itself failed.`,
-		Args:          pathsOrKG,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+others were still ingested), 130 (143 for SIGTERM) when a signal stopped the
+run early, 1 when the run itself failed or the command line was wrong.`,
+		Args: pathsOrKG,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
-				fmt.Fprintln(io.Err, "ingest:", err)
 				return err
 			}
 			opts.Paths = args
-			err := runIngest(cmd.Context(), opts, io)
-			if err != nil && !errors.Is(err, errSomeFailed) {
-				fmt.Fprintln(io.Err, "ingest:", err)
-			}
-			return err
+			return runIngest(cmd.Context(), opts, io)
 		},
 	}
 	fs := cmd.Flags()
@@ -134,7 +141,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if opts.Watch {
 		return runWatch(ctx, sd, opts, io, p)
 	}
-	prog := newProgress(io.Err, io.TTY && !opts.JSON)
+	prog := newProgress(io, io.TTY && !opts.JSON)
 	p.Progress = prog
 	sum, err := p.Ingest(sd.work, opts.Paths, pipeline.Options{Prune: opts.Prune, Stop: ctx.Done()})
 	err = sd.settle(err, io.Err)
@@ -147,9 +154,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if sum != nil {
 		sum.LLM = models.Stats()
 		if opts.JSON {
-			enc := json.NewEncoder(io.Out)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(sum); jerr != nil {
+			if jerr := writeJSON(io.Out, tidySummary(sum)); jerr != nil {
 				return jerr
 			}
 		} else {
@@ -159,11 +164,30 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if err != nil {
 		return err
 	}
+	if in := cli.Interruption(ctx); in != nil {
+		return in // the summary says what was left for the next run
+	}
 	if sum.Failed > 0 {
-		return errSomeFailed
+		return cli.Shown(errSomeFailed)
 	}
 	return nil
 }
+
+// writeJSON writes v indented, as every --json output of ingest is.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Output limits: a failure's reason and a warning are one line each, cut
+// to these many bytes (a warning quoting a PDF content stream must not
+// flood the log), and the text summary lists this many warnings.
+const (
+	maxErrorBytes   = 600
+	maxWarningBytes = 300
+	maxWarningLines = 20
+)
 
 func printSummary(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintf(w, "documents: %d added, %d updated, %d unchanged, %d renamed, %d duplicate, %d deleted, %d failed (%s)\n",
@@ -185,25 +209,105 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		fmt.Fprintln(w)
 	}
 	for _, f := range s.Failures {
-		fmt.Fprintf(w, "failed: %s\n", f.Error)
+		fmt.Fprintf(w, "failed: %s\n", cli.OneLine(f.Error, maxErrorBytes))
+	}
+	if s.Warnings > 0 {
+		fmt.Fprintf(w, "warnings: %d in %d files\n", s.Warnings, len(s.Warned))
+		shown := 0
+		for _, r := range s.Warned {
+			for _, warn := range r.Warnings {
+				if shown++; shown <= maxWarningLines {
+					fmt.Fprintf(w, "warning: %s\n", warningLine(r.Path, warn))
+				}
+			}
+		}
+		if shown > maxWarningLines {
+			fmt.Fprintf(w, "warning: ... %d more (--json lists them all)\n", shown-maxWarningLines)
+		}
+	}
+	if s.Unsupported > 0 {
+		fmt.Fprintf(w, "not ingested, as no txt, md or pdf documents: %s (--json lists them)\n", unsupportedCounts(s.UnsupportedFiles))
 	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "stopped: %d files not started; they are picked up by the next run\n", s.Skipped)
 	}
 }
 
-// progress draws a bar on a terminal and plain log lines otherwise.
+// warningLine is one warning of one file, as one bounded line.
+func warningLine(path, warning string) string {
+	return cli.OneLine(path+": "+warning, maxWarningBytes)
+}
+
+// unsupportedCounts groups passed-over files by reason, most common first:
+// "12 no file extension, 3 unsupported file type .go".
+func unsupportedCounts(rs []pipeline.FileResult) string {
+	counts := map[string]int{}
+	for _, r := range rs {
+		counts[r.Error]++
+	}
+	reasons := make([]string, 0, len(counts))
+	for r := range counts {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if counts[reasons[i]] != counts[reasons[j]] {
+			return counts[reasons[i]] > counts[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// tidySummary is s for --json with each failure and warning cut to one line.
+func tidySummary(s *pipeline.Summary) *pipeline.Summary {
+	out := *s
+	out.Failures = tidyResults(s.Failures)
+	out.Warned = tidyResults(s.Warned)
+	return &out
+}
+
+func tidyResults(rs []pipeline.FileResult) []pipeline.FileResult {
+	out := make([]pipeline.FileResult, len(rs))
+	for i, r := range rs {
+		out[i] = tidyResult(r)
+	}
+	return out
+}
+
+// tidyResult cuts r's error and warnings to one line each.
+func tidyResult(r pipeline.FileResult) pipeline.FileResult {
+	r.Error = cli.OneLine(r.Error, maxErrorBytes)
+	if len(r.Warnings) > 0 {
+		ws := make([]string, len(r.Warnings))
+		for i, w := range r.Warnings {
+			ws[i] = cli.OneLine(w, maxWarningBytes)
+		}
+		r.Warnings = ws
+	}
+	return r
+}
+
+// progress draws a bar on a terminal and plain log lines otherwise: one
+// newline-terminated line per file, its warnings on lines of their own.
+// The bar is redrawn in place and always fits the terminal's width, so it
+// never wraps and leaves no stale lines; failures and warnings (one
+// bounded line each) are printed above it.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	bar   bool
+	width func() int
 	total int
 	done  int
 	start time.Time
 }
 
-func newProgress(w io.Writer, bar bool) *progress {
-	return &progress{w: w, bar: bar, start: time.Now()}
+func newProgress(io streams, bar bool) *progress {
+	return &progress{w: io.Err, bar: bar, width: io.Width, start: time.Now()}
 }
 
 func (p *progress) Start(total int) {
@@ -217,35 +321,57 @@ func (p *progress) File(r pipeline.FileResult) {
 	defer p.mu.Unlock()
 	p.done++
 	if !p.bar {
-		line := fmt.Sprintf("%s %s (%d chunks, %s)", r.Outcome, r.Path, r.Chunks, r.Duration.Round(time.Millisecond))
+		line := fmt.Sprintf("%s %s (%d chunks, %s)", r.Outcome, cli.Escape(r.Path), r.Chunks, r.Duration.Round(time.Millisecond))
 		if r.Error != "" {
-			line = fmt.Sprintf("%s %s", r.Outcome, r.Error)
-		}
-		for _, warn := range r.Warnings {
-			line += "; warning: " + warn
+			line = fmt.Sprintf("%s %s", r.Outcome, cli.OneLine(r.Error, maxErrorBytes))
 		}
 		fmt.Fprintln(p.w, line)
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(p.w, "warning: %s\n", warningLine(r.Path, warn))
+		}
 		return
 	}
+	cols := p.columns()
 	if r.Outcome == pipeline.Failed {
-		fmt.Fprintf(p.w, "\r\033[Kfailed: %s\n", r.Error)
+		fmt.Fprintf(p.w, "\r\033[Kfailed: %s\n", cli.OneLine(r.Error, maxErrorBytes))
 	}
-	const width = 30
+	for _, warn := range r.Warnings {
+		// A whole line of its own above the bar: it may wrap, but nothing
+		// redraws over it.
+		fmt.Fprintf(p.w, "\r\033[Kwarning: %s\n", warningLine(r.Path, warn))
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", p.barLine(cols, r.Path))
+}
+
+// columns is the terminal's width, 80 when it does not say.
+func (p *progress) columns() int {
+	if p.width != nil {
+		if n := p.width(); n > 0 {
+			return n
+		}
+	}
+	return 80
+}
+
+// barLine is "[====    ] 12/224 3s name", at most cols-1 columns wide (a
+// line that reaches the last column makes some terminals wrap early).
+func (p *progress) barLine(cols int, path string) string {
+	counts := fmt.Sprintf(" %d/%d %s", p.done, p.total, time.Since(p.start).Round(time.Second))
+	room := cols - 1 - len(counts)
+	width := min(30, room-12) // leave the name at least 10 columns
+	if width < 5 {
+		return cli.Fit(strings.TrimSpace(counts), cols-1, false)
+	}
 	filled := 0
 	if p.total > 0 {
-		filled = width * p.done / p.total
+		filled = min(width, width*p.done/p.total)
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d %s %s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
-		p.done, p.total, time.Since(p.start).Round(time.Second), filepath.Base(r.Path))
+	line := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "]" + counts
+	return line + " " + cli.Fit(cli.Escape(filepath.Base(path)), cols-1-len(line)-1, true)
 }
 
 func (p *progress) finish() {
 	if p.bar && p.done > 0 {
 		fmt.Fprintln(p.w)
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -16,9 +16,7 @@ import (
 func runCmd(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	cmd := newRootCmd(streams{Out: &out, Err: &errb})
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
+	err := execute(context.Background(), streams{Out: &out, Err: &errb}, args)
 	return out.String(), errb.String(), err
 }
 

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
 )
 
@@ -20,7 +20,7 @@ func addKGFlags(fs *pflag.FlagSet, opts *ingestOptions) {
 // pathsOrKG accepts no PATH when --kg-triples names something to import.
 func pathsOrKG(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 && !cmd.Flags().Changed("kg-triples") {
-		return cobra.MinimumNArgs(1)(cmd, args)
+		return cli.Usagef("no PATH given: name the files and folders to ingest (or a --kg-triples FILE to import)")
 	}
 	return nil
 }
@@ -36,19 +36,19 @@ func importKG(ctx context.Context, opts *ingestOptions, io streams, p *pipeline.
 	for _, path := range opts.KGTriples {
 		r := p.ImportTriples(ctx, path)
 		results = append(results, r)
-		line := fmt.Sprintf("kg %s %s (%d chunks, %d entity mentions, %d relation mentions", r.Outcome, r.Path, r.Chunks, r.Entities, r.Relations)
+		line := fmt.Sprintf("kg %s %s (%d chunks, %d entity mentions, %d relation mentions", r.Outcome, cli.Escape(r.Path), r.Chunks, r.Entities, r.Relations)
 		if r.Rejected > 0 {
 			line += fmt.Sprintf(", %d malformed lines skipped", r.Rejected)
 		}
 		line += ", " + r.Duration.Round(1e6).String() + ")"
 		if r.Error != "" {
-			line = "kg failed: " + r.Error
+			line = "kg failed: " + cli.OneLine(r.Error, maxErrorBytes)
 			failed++
 		}
-		for _, w := range r.Warnings {
-			line += "; warning: " + w
-		}
 		fmt.Fprintln(io.Err, line)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(io.Err, "warning: %s\n", warningLine(r.Path, w))
+		}
 		if err := ctx.Err(); err != nil {
 			return true, err
 		}
@@ -56,21 +56,19 @@ func importKG(ctx context.Context, opts *ingestOptions, io streams, p *pipeline.
 	if len(opts.Paths) > 0 {
 		if failed > 0 {
 			fmt.Fprintln(io.Err, "kg import failed: the PATH arguments were not ingested")
-			return true, errSomeFailed
+			return true, cli.Shown(errSomeFailed)
 		}
 		return false, nil
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(io.Out, tidyResults(results)); err != nil {
 			return true, err
 		}
 	} else if st, err := p.Store.Stats(ctx); err == nil {
 		fmt.Fprintf(io.Out, "store: %d documents, %d chunks, %d entities, %d relations\n", st.Documents, st.Chunks, st.Entities, st.Relations)
 	}
 	if failed > 0 {
-		return true, errSomeFailed
+		return true, cli.Shown(errSomeFailed)
 	}
 	return true, nil
 }

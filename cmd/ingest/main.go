@@ -4,18 +4,16 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"docgraph/cmd/internal/cli"
 	_ "docgraph/store/neo4j"
 	_ "docgraph/store/sqlite"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cmd := newRootCmd(streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, TTY: isTerminal(os.Stderr)})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		os.Exit(exitCode(err))
-	}
+	ctx, stop := cli.NotifyContext(context.Background())
+	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		TTY: cli.IsTerminal(os.Stderr), Width: func() int { return cli.Width(os.Stderr) }}, os.Args[1:])
+	stop()
+	os.Exit(exitCode(err))
 }

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
 	"docgraph/store"
 )
@@ -84,7 +86,7 @@ type shownChunk struct {
 }
 
 func runShow(ctx context.Context, opts *showOptions, io streams) error {
-	st, err := openExisting(ctx, opts.Settings, store.Options{})
+	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -118,13 +120,13 @@ func runShow(ctx context.Context, opts *showOptions, io streams) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "document:  %s\n", escapeName(out.Path))
+	fmt.Fprintf(w, "document:  %s\n", cli.Escape(out.Path))
 	fmt.Fprintf(w, "id:        %s\n", out.ID)
-	fmt.Fprintf(w, "title:     %s\n", escapeName(out.Title))
+	fmt.Fprintf(w, "title:     %s\n", cli.Escape(out.Title))
 	fmt.Fprintf(w, "format:    %s, %d bytes\n", out.Format, out.Size)
 	status := out.Status
 	if out.Error != "" {
-		status += ": " + oneLine(out.Error)
+		status += ": " + cli.OneLine(out.Error, maxErrorBytes)
 	}
 	fmt.Fprintf(w, "status:    %s\n", status)
 	tokens := 0
@@ -134,12 +136,12 @@ func runShow(ctx context.Context, opts *showOptions, io streams) error {
 	fmt.Fprintf(w, "chunks:    %d (%d tokens)\n", len(out.Chunks), tokens)
 	fmt.Fprintf(w, "warnings:  %d\n", len(out.Warnings))
 	for _, warn := range out.Warnings {
-		fmt.Fprintf(w, "  %s\n", oneLine(warn))
+		fmt.Fprintf(w, "  %s\n", cli.OneLine(warn, 0))
 	}
 	if len(out.Chunks) > 0 {
 		fmt.Fprintln(w, "\n  chunk  tokens  bytes")
 		for _, c := range out.Chunks {
-			fmt.Fprintf(w, "  %5d  %6d  %d-%d  %s\n", c.Index, c.Tokens, c.Start, c.End, snippet(c.Text, 60))
+			fmt.Fprintf(w, "  %5d  %6d  %d-%d  %s\n", c.Index, c.Tokens, c.Start, c.End, cli.OneLine(head(c.Text, 200), 60))
 		}
 		fmt.Fprintln(w, "\n--- text ---")
 		fmt.Fprint(w, out.Text)
@@ -206,28 +208,13 @@ func documentWarnings(d *store.Document) []string {
 	return d.Warnings
 }
 
-// snippet is the start of text on one line, at most n bytes, cut at a
-// character boundary.
-func snippet(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if len(text) <= n {
-		return text
-	}
-	cut := n
-	for cut > 0 && text[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return text[:cut] + "…"
-}
-
-// escapeName makes a file name safe to print on one line: control
-// characters (a newline in a name could forge a log line) become Go escapes.
-func escapeName(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+// head is at most the first n bytes of s, cut at a character boundary.
+func head(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	q := fmt.Sprintf("%q", s)
-	return q[1 : len(q)-1]
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

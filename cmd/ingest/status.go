@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
 	"docgraph/store"
 )
@@ -33,18 +28,12 @@ func newStatusCmd(io streams) *cobra.Command {
 processing, done, failed), lists failed documents with their reasons and
 unfinished ones (resumed by the next ingest), and names the store and the
 embedder whose vectors it holds.`,
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Args: cli.Args(cobra.NoArgs, "status takes no arguments (the store is chosen with --store)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config"))
-			if err == nil {
-				err = runStatus(cmd.Context(), opts, io)
+			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
+				return err
 			}
-			if err != nil {
-				fmt.Fprintln(io.Err, "ingest status:", err)
-			}
-			return err
+			return runStatus(cmd.Context(), opts, io)
 		},
 	}
 	fs := cmd.Flags()
@@ -85,7 +74,7 @@ type docReport struct {
 }
 
 func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
-	st, err := openExisting(ctx, opts.Settings, store.Options{})
+	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -123,9 +112,7 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 		}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(io.Out, rep)
 	}
 	w := io.Out
 	fmt.Fprintf(w, "store:     %s\n", rep.Store)
@@ -140,7 +127,7 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "failed:\n")
 		for _, d := range rep.Failed {
-			fmt.Fprintf(w, "  %s: %s\n", d.Path, oneLine(d.Error))
+			fmt.Fprintf(w, "  %s: %s\n", cli.Escape(d.Path), cli.OneLine(d.Error, maxErrorBytes))
 		}
 	}
 	if len(rep.Warned) > 0 {
@@ -150,20 +137,16 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 			if n := len(d.Warnings); n > 1 {
 				more = fmt.Sprintf(" (and %d more)", n-1)
 			}
-			fmt.Fprintf(w, "  %s: %s%s\n", escapeName(d.Path), snippet(d.Warnings[0], 160), more)
+			fmt.Fprintf(w, "  %s: %s%s\n", cli.Escape(d.Path), cli.OneLine(d.Warnings[0], 160), more)
 		}
 	}
 	if len(rep.Unfinished) > 0 {
 		fmt.Fprintf(w, "unfinished (resumed by the next ingest):\n")
 		for _, d := range rep.Unfinished {
-			fmt.Fprintf(w, "  %s: %s\n", d.Path, d.Status)
+			fmt.Fprintf(w, "  %s: %s\n", cli.Escape(d.Path), d.Status)
 		}
 	}
 	return nil
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 func storeURL(s pipeline.Settings) string {
@@ -171,29 +154,4 @@ func storeURL(s pipeline.Settings) string {
 		return pipeline.DefaultStore
 	}
 	return s.Store
-}
-
-// openExisting opens the configured store for reading or managing
-// documents. It never creates one: asking about a store that is not there
-// is a mistake (a wrong --store or working directory) worth reporting. A
-// zero opts.Embedder adopts the embedder the store holds.
-func openExisting(ctx context.Context, s pipeline.Settings, opts store.Options) (store.Store, error) {
-	if path, ok := sqliteFile(storeURL(s)); ok {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no store at %s (nothing ingested yet, or another --store?)", path)
-		}
-	}
-	return pipeline.OpenStoreWith(ctx, s, opts)
-}
-
-// sqliteFile returns the database file of an embedded store URL.
-func sqliteFile(raw string) (string, bool) {
-	if !strings.Contains(raw, "://") {
-		return raw, true
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
-		return "", false
-	}
-	return store.SQLitePath(u), true
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
 )
 
@@ -25,7 +26,7 @@ func addWatchFlags(fs *pflag.FlagSet, opts *ingestOptions) {
 }
 
 // errAborted ends a run cut short by a second signal.
-var errAborted = errors.New("interrupted by a second signal: documents in flight were rolled back")
+var errAborted = errors.New("second signal: documents in flight were rolled back")
 
 // hardExitDelay bounds how long a second signal waits for in-flight
 // transactions to roll back before the process exits regardless; a store
@@ -44,7 +45,7 @@ type shutdown struct {
 
 	mu       sync.Mutex
 	timedOut bool
-	aborted  bool
+	aborted  os.Signal // the second signal, nil before one came
 }
 
 func newShutdown(ctx context.Context, timeout time.Duration) *shutdown {
@@ -73,15 +74,16 @@ func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
 			s.mu.Unlock()
 			s.cancel()
 			return
-		case <-s.sigs:
+		case sig := <-s.sigs:
 			if signals++; signals < 2 {
 				continue
 			}
 			s.mu.Lock()
-			s.aborted = true
+			s.aborted = sig
 			s.mu.Unlock()
 			s.cancel()
-			time.AfterFunc(hardExitDelay, func() { os.Exit(130) })
+			code := cli.ExitCode(cli.Interrupted{Signal: sig})
+			time.AfterFunc(hardExitDelay, func() { os.Exit(code) })
 			return
 		}
 	}
@@ -101,8 +103,8 @@ func (s *shutdown) settle(err error, w io.Writer) error {
 	timedOut, aborted := s.timedOut, s.aborted
 	s.mu.Unlock()
 	switch {
-	case aborted:
-		return errAborted
+	case aborted != nil:
+		return fmt.Errorf("%w; %w", cli.Interrupted{Signal: aborted}, errAborted)
 	case err == nil:
 		return nil
 	case timedOut && errors.Is(err, context.Canceled):
@@ -115,7 +117,7 @@ func (s *shutdown) settle(err error, w io.Writer) error {
 // runWatch syncs the folders, then applies their changes until the first
 // signal (graceful) or a second one (immediate, still atomic per document).
 func runWatch(ctx context.Context, sd *shutdown, opts *ingestOptions, io streams, p *pipeline.Pipeline) error {
-	prog := newProgress(io.Err, io.TTY && !opts.JSON)
+	prog := newProgress(io, io.TTY && !opts.JSON)
 	p.Progress = prog
 	var (
 		mu  sync.Mutex
@@ -128,7 +130,7 @@ func runWatch(ctx context.Context, sd *shutdown, opts *ingestOptions, io streams
 		mu.Lock()
 		defer mu.Unlock()
 		if opts.JSON {
-			_ = enc.Encode(r)
+			_ = enc.Encode(tidyResult(r))
 			return
 		}
 		fmt.Fprintln(io.Out, changeLine(time.Now(), r))
@@ -140,14 +142,14 @@ func runWatch(ctx context.Context, sd *shutdown, opts *ingestOptions, io streams
 		pipeline.WithOnError(func(err error) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintln(io.Err, "ingest:", err)
+			fmt.Fprintln(io.Err, "ingest:", cli.OneLine(err.Error(), maxErrorBytes))
 		}),
 		pipeline.WithOnSynced(func(sum *pipeline.Summary) {
 			prog.finish()
 			mu.Lock()
 			defer mu.Unlock()
 			if opts.JSON {
-				_ = enc.Encode(sum)
+				_ = enc.Encode(tidySummary(sum))
 			} else {
 				printSummary(io.Out, sum)
 				fmt.Fprintf(io.Out, "watching %d folder(s) for changes (debounce %s); Ctrl-C to stop\n", len(opts.Paths), opts.Debounce)
@@ -170,7 +172,7 @@ func changeLine(at time.Time, r pipeline.FileResult) string {
 	if r.DocID != "" {
 		doc = " (doc " + shortID(r.DocID) + ")"
 	}
-	head := fmt.Sprintf("%s %-9s %s%s %s", at.Format("15:04:05"), r.Outcome, r.Path, doc, r.Duration.Round(time.Millisecond))
+	head := fmt.Sprintf("%s %-9s %s%s %s", at.Format("15:04:05"), r.Outcome, cli.Escape(r.Path), doc, r.Duration.Round(time.Millisecond))
 	switch r.Outcome {
 	case pipeline.Added, pipeline.Updated:
 		return fmt.Sprintf("%s: %d chunks, %d entity mentions, %d relation mentions", head, r.Chunks, r.Entities, r.Relations)
@@ -179,10 +181,10 @@ func changeLine(at time.Time, r pipeline.FileResult) string {
 	case pipeline.Renamed:
 		return head + ": graph kept"
 	case pipeline.Failed:
-		return head + ": " + r.Error
+		return head + ": " + cli.OneLine(r.Error, maxErrorBytes)
 	}
 	for _, w := range r.Warnings {
-		head += "; " + w
+		head += "; " + cli.OneLine(w, maxWarningBytes)
 	}
 	return head
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -54,14 +53,12 @@ func TestQueryWithProviderEmbedder(t *testing.T) {
 	m.Close()
 
 	failNext.Store(true) // the question's embedding fails once and is retried
-	var out, errb bytes.Buffer
-	cmd := newRootCmd(streams{Out: &out, Err: &errb})
-	cmd.SetArgs([]string{"--store", db, "--config", "", "--mode", "naive", "--embedder", "openai:text-embedding-3-small", "Who designed Colossus?"})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		t.Fatalf("%v\n%s", err, errb.String())
+	out, errs, err := run(t, "--store", db, "--config", "", "--mode", "naive", "--embedder", "openai:text-embedding-3-small", "Who designed Colossus?")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs)
 	}
-	if !strings.Contains(out.String(), "[1]") {
-		t.Fatalf("no passages:\n%s", out.String())
+	if !strings.Contains(out, "[1]") {
+		t.Fatalf("no passages:\n%s", out)
 	}
 	if failNext.Load() {
 		t.Error("the query made no embedding request")

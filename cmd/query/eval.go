@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/embedstore"
 	"docgraph/eval"
 	"docgraph/pipeline"
@@ -55,19 +56,13 @@ k), p50/p95 retrieval latency and, with --llm, exact match and F1 of the answers
 full-text search on the same store and, when python3 and the shared
 tools/bm25_baseline.py are there, that script's numbers measured in the same run.
 --store-dir keeps the ingested stores there and reuses them on the next run.`,
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Args: cli.Args(cobra.NoArgs, "eval takes no arguments: name the benchmark with --dataset DIR or --metaqa DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
-				fmt.Fprintln(io.Err, "query eval:", err)
 				return err
 			}
-			if err := runEval(cmd.Context(), opts, io); err != nil {
-				fmt.Fprintln(io.Err, "query eval:", err)
-				return err
-			}
-			return nil
+			opts.Retrieval.Log = io.Err
+			return runEval(cmd.Context(), opts, io)
 		},
 	}
 	fs := cmd.Flags()
@@ -92,7 +87,7 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		return runMetaQA(ctx, opts, io)
 	}
 	if len(opts.Datasets) == 0 && opts.MetaQA.Dir == "" {
-		return errors.New("--dataset is required")
+		return cli.Usagef("no benchmark given: --dataset DIR (or --metaqa DIR)")
 	}
 	modes := strings.Split(opts.Modes, ",")
 	if opts.Modes == "all" {
@@ -101,27 +96,28 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 	for i, m := range modes {
 		modes[i] = strings.TrimSpace(m)
 		if !validMode(modes[i]) {
-			return fmt.Errorf("unknown mode %q (available: %s, all)", modes[i], strings.Join(retrieve.Modes(), ", "))
+			return cli.Usagef("--mode %q: unknown mode for eval --dataset (available: %s, all; path retrieval is measured with --metaqa)", modes[i], strings.Join(retrieve.Modes(), ", "))
 		}
 	}
 	for _, b := range opts.Baselines {
 		if b != "bm25" {
-			return fmt.Errorf("unknown baseline %q (available: bm25)", b)
+			return cli.Usagef("--baseline %q: unknown baseline (available: bm25)", b)
 		}
 	}
 	if err := opts.Answer.checkEval(modes, opts); err != nil {
 		return err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
-	if err != nil {
-		return err
-	}
-	defer done()
 	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-eval-")
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	// The model caches (--llm-cache) live beside the eval stores.
+	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
+	if err != nil {
+		return err
+	}
+	defer done()
 	cfg := opts.Retrieval.Config
 	cfg.TopK = max(cfg.TopK, slices.Max(eval.Ks))
 
@@ -183,14 +179,14 @@ func evalStore(ctx context.Context, ds *eval.Dataset, path string, e embedstore.
 	idx, err = eval.Ingest(ctx, ds, p, st, concurrency, func(done, total int) {
 		if pct := done * 10 / total; pct >= next {
 			next = pct + 1
-			fmt.Fprintf(io.Err, "\r%s: ingested %d/%d passages", ds.Name, done, total)
+			fmt.Fprintf(io.Err, "%s: ingested %d/%d passages\n", ds.Name, done, total)
 		}
 	})
 	if err != nil {
 		st.Close()
 		return nil, nil, err
 	}
-	fmt.Fprintf(io.Err, "\r%s: ingested %d passages into %d documents in %s\n", ds.Name, len(ds.Passages), idx.Documents(), time.Since(start).Round(time.Second))
+	fmt.Fprintf(io.Err, "%s: ingested %d passages into %d documents in %s\n", ds.Name, len(ds.Passages), idx.Documents(), time.Since(start).Round(time.Second))
 	return st, idx, nil
 }
 
@@ -270,6 +266,9 @@ func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st stor
 					return "", err
 				}
 				a, err := retrieve.Answer(ctx, model, c, nil)
+				if errors.Is(err, retrieve.ErrNoAnswer) {
+					return "", nil // an empty or cut-off answer scores as wrong
+				}
 				if err != nil {
 					return "", err
 				}

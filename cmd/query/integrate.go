@@ -15,7 +15,6 @@ import (
 	"docgraph/embedstore"
 	"docgraph/eval"
 	"docgraph/graphbuild"
-	"docgraph/pipeline"
 	"docgraph/retrieve"
 	"docgraph/retrieve/paths"
 	"docgraph/splitter"
@@ -124,27 +123,12 @@ func openAnswerSession(ctx context.Context, opts *queryOptions) (*answerSession,
 	if err != nil {
 		return nil, err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings)
+	emb, model, st, done, err := openQuery(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
-	if err != nil {
-		done()
 		return nil, err
 	}
 	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
-	return &answerSession{tok: tok, model: model, r: r, close: func() { st.Close(); done() }}, nil
-}
-
-// logicOutput is the --json document of a logic query: the result that
-// answered, and the logic form's trace, pre-check and verdict.
-type logicOutput struct {
-	output
-	Logic      *retrieve.LogicTrace `json:"logic"`
-	Precheck   *retrieve.Precheck   `json:"precheck"`
-	AnsweredBy string               `json:"answered_by"`
-	Reason     string               `json:"fallback_reason,omitempty"`
+	return &answerSession{tok: tok, model: model, r: r, close: done}, nil
 }
 
 // runLogicQuery is --mode logic: HuixiangDou2's logic-form retrieval, the
@@ -178,11 +162,11 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		}
 		out.Result.Timings["answer"] = time.Since(t)
 		out.Result.Timings["total"] = time.Since(start)
-		doc := logicOutput{
-			output: output{Result: out.Result, Answer: a.Text, Sources: a.Sources, ContextTokens: out.Context.Tokens},
-			Logic:  out.Logic.Logic, Precheck: out.Precheck, AnsweredBy: out.AnsweredBy, Reason: out.Reason,
-		}
-		return writeJSON(io.Out, doc)
+		doc := newResponse(out.Result, out.Context)
+		doc.setAnswer(a)
+		doc.Mode = retrieve.ModeLogic
+		doc.Logic, doc.Precheck, doc.AnsweredBy, doc.FallbackReason = out.Logic.Logic, out.Precheck, out.AnsweredBy, out.Reason
+		return doc.write(io.Out)
 	}
 	fmt.Fprintf(io.Out, "logic form: %d step(s)\n", len(out.Logic.Logic.Steps))
 	if e := out.Logic.Logic.Error; e != "" {
@@ -224,12 +208,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// integratedOutput is the --json document of an integrated mix query.
-type integratedOutput struct {
-	output
-	Integration *retrieve.Integration `json:"integration"`
-}
-
 // runMixIntegrated is --mode mix --integrate logits: mix retrieval, then
 // GraphRAG-FI's integration of the answer from its context with the
 // model's own.
@@ -268,10 +246,9 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	}
 	sources := citedSources(c.Sources, in)
 	if opts.JSON {
-		return writeJSON(io.Out, integratedOutput{
-			output:      output{Result: res, Answer: in.Answer, Sources: sources, ContextTokens: c.Tokens},
-			Integration: in,
-		})
+		doc := newResponse(res, c)
+		doc.Answer, doc.Sources, doc.Integration = in.Answer, sources, in
+		return doc.write(io.Out)
 	}
 	printIntegration(io.Out, in, nil)
 	var cited []retrieve.Source
@@ -332,19 +309,10 @@ func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retriev
 	}
 }
 
-// pathIntegratedOutput is the --json document of an integrated path query.
-type pathIntegratedOutput struct {
-	pathOutput
-	Integration *retrieve.Integration `json:"integration"`
-	// CandidateChunks are, for each final candidate from the paths, the
-	// chunks of the paths that name it.
-	CandidateChunks map[string][]string `json:"candidate_chunks,omitempty"`
-}
-
 // integratePaths is --mode path --integrate logits: the paths' answer
 // prompt (GraphRAG-FI's Figure 5) is the GraphRAG side of the integration.
 func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
-	sources map[string]pathSource, priority, additional []paths.Path) error {
+	passages []retrieve.Passage, sources map[string]pathSource, priority, additional []paths.Path) error {
 	t := time.Now()
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
 	in, err := retrieve.Integrate(ctx, model, msgs, opts.Question, opts.Answer.options())
@@ -364,10 +332,9 @@ func integratePaths(ctx context.Context, opts *queryOptions, io streams, model l
 		}
 	}
 	if opts.JSON {
-		return writeJSON(io.Out, pathIntegratedOutput{
-			pathOutput:  pathOutput{Result: res, Sources: sources, Answer: in.Answer},
-			Integration: in, CandidateChunks: chunks,
-		})
+		doc := pathResponse(res, passages)
+		doc.Answer, doc.Integration, doc.CandidateChunks = in.Answer, in, chunks
+		return doc.write(io.Out)
 	}
 	printPaths(io, res, sources, priority, additional)
 	fmt.Fprintln(io.Out, "\nAnswer:")

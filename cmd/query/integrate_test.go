@@ -27,7 +27,7 @@ func TestAnswerModesNeedAModel(t *testing.T) {
 		{[]string{"--integrate", "logits", "--mode", "logic", "--llm", "openai:m", "q"}, "not logic"},
 		{[]string{"--integrate", "softmax", "--llm", "openai:m", "q"}, `--integrate "softmax": unknown method`},
 		{[]string{"--tau-g", "0.3", "q"}, "--tau-g is a threshold of --integrate logits"},
-		{[]string{"--integrate", "logits", "--tau-l", "1.5", "--llm", "openai:m", "q"}, "--tau-l 1.5: a confidence is between 0 and 1"},
+		{[]string{"--integrate", "logits", "--tau-l", "1.5", "--llm", "openai:m", "q"}, "--tau-l 1.5: must be between 0 and 1"},
 		{[]string{"--integrate", "logits", "--response-type", "an essay", "--llm", "openai:m", "q"}, "--response-type and --integrate logits"},
 	}
 	for _, tt := range tests {
@@ -51,7 +51,7 @@ func TestAnswerModesNeedAModel(t *testing.T) {
 // decomposition, a verdict for the pre-check, keywords, and answers with
 // token log-probabilities: GraphRAG's (the prompt with sources or paths)
 // and the model alone's. Every answer token has log-probability lp.
-func answerServer(t *testing.T, plan, check, graphrag, alone string, lp float64, logprobs bool) *llmtest.Server {
+func integrateServer(t *testing.T, plan, check, graphrag, alone string, lp float64, logprobs bool) *llmtest.Server {
 	t.Helper()
 	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
 		text := graphrag
@@ -95,9 +95,9 @@ func TestQueryLogicMode(t *testing.T) {
 		{"NO", "answered by mix: the pre-check found the logic-form context insufficient", 4},
 	} {
 		t.Run(tt.check, func(t *testing.T) {
-			srv := answerServer(t, goPlan, tt.check, "Go [1].", "", 0, false)
+			srv := integrateServer(t, goPlan, tt.check, "Go [1].", "", 0, false)
 			srv.ChunkSize = 3
-			out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--mode", "logic", goQuestion)
+			out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--mode", "logic", goQuestion)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errs)
 			}
@@ -117,8 +117,8 @@ func TestQueryLogicMode(t *testing.T) {
 		})
 	}
 
-	answerServer(t, goPlan, "YES", "Go [1].", "", 0, false)
-	out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--mode", "logic", "--json", goQuestion)
+	integrateServer(t, goPlan, "YES", "Go [1].", "", 0, false)
+	out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--mode", "logic", "--json", goQuestion)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
 	}
@@ -164,7 +164,7 @@ func TestQueryIntegrateMix(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
-	args := []string{"--store", db, "--config", "", "--llm", "openai:test-model", "--integrate", "logits"}
+	args := []string{"--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--integrate", "logits"}
 
 	out, errs, err := run(t, append(args, goQuestion)...)
 	if err != nil {
@@ -243,8 +243,8 @@ func TestQueryIntegrateMix(t *testing.T) {
 func TestQueryIntegrateWithoutLogProbs(t *testing.T) {
 	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
 	ingestCorpus(t, db)
-	answerServer(t, "", "", "Go [1]", "Go", 0, false)
-	out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--integrate", "logits", goQuestion)
+	integrateServer(t, "", "", "Go [1]", "Go", 0, false)
+	out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--integrate", "logits", goQuestion)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
 	}
@@ -258,9 +258,9 @@ func TestQueryIntegrateWithoutLogProbs(t *testing.T) {
 
 func TestQueryIntegratePaths(t *testing.T) {
 	db, _ := kgStore(t)
-	answerServer(t, "", "", "William Dieterle\nJosef von Sternberg", "Josef von Sternberg", 0, true)
+	integrateServer(t, "", "", "William Dieterle\nJosef von Sternberg", "Josef von Sternberg", 0, true)
 	q := "who directed the movies [Marlene Dietrich] acted in"
-	out, errs, err := run(t, "--store", db, "--llm", "openai:test-model", "--mode", "path", "--integrate", "logits", q)
+	out, errs, err := run(t, "--store", db, "--llm", "openai:test-model", "--llm-cache", "off", "--mode", "path", "--integrate", "logits", q)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
 	}
@@ -272,7 +272,7 @@ func TestQueryIntegratePaths(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	out, errs, err = run(t, "--store", db, "--llm", "openai:test-model", "--mode", "path", "--integrate", "logits", "--json", q)
+	out, errs, err = run(t, "--store", db, "--llm", "openai:test-model", "--llm-cache", "off", "--mode", "path", "--integrate", "logits", "--json", q)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)
 	}
@@ -343,7 +343,7 @@ func TestEvalComparesTheAnswerMethods(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
 
 	reps, errs := evalReports(t, "--dataset", filmSet(t), "--metaqa", metaqaDir(t), "--hops", "1",
-		"--mode", "mix,logic", "--integrate", "logits", "--llm", "openai:test-model")
+		"--mode", "mix,logic", "--integrate", "logits", "--llm", "openai:test-model", "--llm-cache", "off")
 	for _, name := range []string{"films/mix", "films/logic", "films/mix+logits", "metaqa-1hop/mix", "metaqa-1hop/logic", "metaqa-1hop/mix+logits"} {
 		r, ok := reps[name]
 		if !ok {
@@ -394,13 +394,13 @@ func TestRequestsPerMode(t *testing.T) {
 	}
 	var table []string
 	for _, tt := range tests {
-		srv := answerServer(t, tt.plan, tt.check, "Go [1]", "Go", 0, true)
+		srv := integrateServer(t, tt.plan, tt.check, "Go [1]", "Go", 0, true)
 		store := db
 		q := goQuestion
 		if strings.Contains(tt.name, "KG store") {
 			store, q = kb, "who directed the movies [Marlene Dietrich] acted in"
 		}
-		if _, errs, err := run(t, append([]string{"--store", store, "--config", "", "--llm", "openai:test-model"}, append(tt.args, q)...)...); err != nil {
+		if _, errs, err := run(t, append([]string{"--store", store, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off"}, append(tt.args, q)...)...); err != nil {
 			t.Fatalf("%s: %v\n%s", tt.name, err, errs)
 		}
 		// The GraphRAG and LLM-only requests go out together: list them in

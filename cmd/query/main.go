@@ -4,18 +4,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"docgraph/cmd/internal/cli"
 	_ "docgraph/store/neo4j"
 	_ "docgraph/store/sqlite"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cmd := newRootCmd(streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		os.Exit(1)
-	}
+	ctx, stop := cli.NotifyContext(context.Background())
+	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(cli.ExitCode(err))
 }

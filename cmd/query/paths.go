@@ -15,9 +15,11 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/embedstore"
 	"docgraph/eval"
 	"docgraph/pipeline"
+	"docgraph/retrieve"
 	"docgraph/retrieve/paths"
 	"docgraph/store"
 )
@@ -157,41 +159,26 @@ func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.
 	return opts, nil
 }
 
-// pathOutput is the --json document of a path query.
-type pathOutput struct {
-	*paths.Result
-	Sources map[string]pathSource `json:"sources,omitempty"`
-	Answer  string                `json:"answer,omitempty"`
-}
-
 // pathSource says where a chunk a path came from lives.
 type pathSource struct {
-	DocPath string `json:"doc_path"`
-	Index   int    `json:"chunk_index"`
+	DocPath string
+	Index   int
 }
 
 func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
-	if strings.TrimSpace(opts.Question) == "" {
-		return fmt.Errorf("empty question")
-	}
 	f := &opts.Paths
 	specs, err := f.specs()
 	if err != nil {
 		return err
 	}
 	if len(specs) > 1 {
-		return fmt.Errorf("--paths: give one spec to a query (eval takes several)")
+		return cli.Usagef("--paths: give one spec to a query (eval takes several)")
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings)
+	emb, model, st, done, err := openQuery(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer done()
-	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	scanner, ok := st.(store.KGScanner)
 	if !ok {
 		return fmt.Errorf("store %s cannot hand over its graph for path retrieval", store.Redact(opts.Settings.Store))
@@ -231,40 +218,33 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		fmt.Fprint(io.Out, prompt)
 		return nil
 	}
-	sources, err := chunkSources(ctx, st, res)
+	passages, sources, err := pathPassages(ctx, st, res)
 	if err != nil {
 		return err
 	}
 	if opts.Answer.Integrate != "" {
-		return integratePaths(ctx, opts, io, model, res, prompt, sources, priority, additional)
+		return integratePaths(ctx, opts, io, model, res, prompt, passages, sources, priority, additional)
 	}
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
 	if opts.JSON {
-		out := pathOutput{Result: res, Sources: sources}
+		out := pathResponse(res, passages)
 		if model != nil && len(res.Paths) > 0 {
 			t := time.Now()
-			out.Answer, err = llms.GenerateFromSinglePrompt(ctx, model, prompt, llms.WithTemperature(0))
-			if err != nil {
+			if out.Answer, err = retrieve.Generate(ctx, model, msgs, nil); err != nil {
 				return fmt.Errorf("answer: %w", err)
 			}
 			res.Timings["answer"] = time.Since(t)
 		}
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return out.write(io.Out)
 	}
 	printPaths(io, res, sources, priority, additional)
 	if model != nil && len(res.Paths) > 0 {
 		fmt.Fprintln(io.Out, "\nAnswer:")
-		answer, err := llms.GenerateFromSinglePrompt(ctx, model, prompt, llms.WithTemperature(0),
-			llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
-				_, err := io.Out.Write(chunk)
-				return err
-			}))
+		out := &lineWriter{w: io.Out}
+		_, err := retrieve.Generate(ctx, model, msgs, out)
+		out.endLine()
 		if err != nil {
 			return fmt.Errorf("answer: %w", err)
-		}
-		if !strings.HasSuffix(answer, "\n") {
-			fmt.Fprintln(io.Out)
 		}
 	}
 	return nil
@@ -295,36 +275,55 @@ func pathSeeds(ctx context.Context, kg *paths.KG, st store.Store, names []string
 	return ids, nil
 }
 
-// chunkSources looks up the document and position of every chunk the
-// result's paths came from.
-func chunkSources(ctx context.Context, st store.Store, res *paths.Result) (map[string]pathSource, error) {
+// pathPassages looks up every chunk the result's paths came from: as
+// passages (best path first, scored by the best path through them) and as
+// locations by chunk id.
+func pathPassages(ctx context.Context, st store.Store, res *paths.Result) ([]retrieve.Passage, map[string]pathSource, error) {
 	ids := res.Chunks()
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	chunks, err := st.Chunks(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	docs := map[string]string{}
-	out := make(map[string]pathSource, len(chunks))
-	for _, c := range chunks {
-		p, ok := docs[c.DocID]
-		if !ok {
-			if d, err := st.Document(ctx, c.DocID); err == nil {
-				p = d.Path
+	score := map[string]float64{}
+	for _, p := range res.Paths {
+		for _, c := range p.Chunks() {
+			if _, ok := score[c]; !ok {
+				score[c] = p.Score // paths come best first
 			}
-			docs[c.DocID] = p
 		}
-		out[c.ID] = pathSource{DocPath: p, Index: c.Index}
 	}
-	return out, nil
+	docs := map[string]*store.Document{}
+	byID := make(map[string]retrieve.Passage, len(chunks))
+	sources := make(map[string]pathSource, len(chunks))
+	for _, c := range chunks {
+		d, ok := docs[c.DocID]
+		if !ok {
+			d, _ = st.Document(ctx, c.DocID)
+			docs[c.DocID] = d
+		}
+		p := retrieve.Passage{ChunkID: c.ID, DocID: c.DocID, Index: c.Index, Text: c.Text, Score: score[c.ID]}
+		if d != nil {
+			p.DocPath, p.DocTitle = d.Path, d.Title
+		}
+		byID[c.ID] = p
+		sources[c.ID] = pathSource{DocPath: p.DocPath, Index: c.Index}
+	}
+	passages := make([]retrieve.Passage, 0, len(ids))
+	for _, id := range ids {
+		if p, ok := byID[id]; ok {
+			passages = append(passages, p)
+		}
+	}
+	return passages, sources, nil
 }
 
 func printPaths(io streams, res *paths.Result, sources map[string]pathSource, priority, additional []paths.Path) {
 	var seeds []string
 	for _, s := range res.Seeds {
-		seeds = append(seeds, s.Name)
+		seeds = append(seeds, cli.Escape(s.Name))
 	}
 	if len(seeds) == 0 {
 		fmt.Fprintln(io.Out, "no entity of the graph is named in the question (try --seed NAME)")
@@ -334,7 +333,7 @@ func printPaths(io streams, res *paths.Result, sources map[string]pathSource, pr
 	fmt.Fprintf(io.Out, "%s: %d entities in the subgraph, %d candidate paths, %d kept (%s)\n",
 		res.Spec, res.Subgraph, res.Candidates, len(res.Paths), res.Timings["total"].Round(100*time.Microsecond))
 	for _, n := range res.Notes {
-		fmt.Fprintln(io.Out, "note:", n)
+		fmt.Fprintln(io.Out, "note:", cli.OneLine(n, 0))
 	}
 	list := func(title string, ps []paths.Path) {
 		if title != "" {
@@ -343,7 +342,7 @@ func printPaths(io streams, res *paths.Result, sources map[string]pathSource, pr
 			fmt.Fprintln(io.Out)
 		}
 		for i, p := range ps {
-			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, p.Text)
+			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, cli.Escape(p.Text))
 			// Chunks grouped by document, in path order.
 			var docs []string
 			byDoc := map[string][]string{}
@@ -414,7 +413,12 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder})
+	// Model caches go beside a kept eval store, not into ./.docgraph.
+	modelSettings := pipeline.Settings{Embedder: opts.Embedder}
+	if opts.StoreDir != "" {
+		modelSettings.Store = "sqlite://" + filepath.Join(opts.StoreDir, "metaqa.db")
+	}
+	emb, model, done, err := opts.Retrieval.openModels(ctx, modelSettings)
 	if err != nil {
 		return err
 	}

@@ -64,16 +64,19 @@ func TestQueryPathMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res struct {
-		Spec    string
-		Paths   []struct{ Text string }
-		Sources map[string]struct {
+		Mode     string
+		Paths    []struct{ Text string }
+		Passages []struct {
 			DocPath string `json:"doc_path"`
+			Text    string
 		}
+		PathSearch struct{ Spec string } `json:"path_search"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
-	if res.Spec != "se=ppr,pf=beam:emb,pr=emb" || len(res.Paths) != 2 || len(res.Sources) != 1 {
+	if res.Mode != "path" || res.PathSearch.Spec != "se=ppr,pf=beam:emb,pr=emb" || len(res.Paths) != 2 ||
+		len(res.Passages) != 1 || !strings.HasSuffix(res.Passages[0].DocPath, "kb.txt") || res.Passages[0].Text == "" {
 		t.Errorf("json result: %+v", res)
 	}
 

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -16,11 +17,13 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/cmd/internal/cli"
 	"docgraph/embedstore"
 	"docgraph/llm"
 	"docgraph/pipeline"
 	"docgraph/retrieve"
 	"docgraph/splitter"
+	"docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.
@@ -36,6 +39,11 @@ type retrievalFlags struct {
 	LLM              string
 	MaxContextTokens int
 	ResponseType     string
+	// Client are the limits, timeout, retries and cache of model calls,
+	// the same flags as ingest's.
+	Client pipeline.LLMSettings
+	// Log hears about model calls being retried (nil: silent).
+	Log io.Writer
 }
 
 func (f *retrievalFlags) add(fs *pflag.FlagSet) {
@@ -57,25 +65,36 @@ func (f *retrievalFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.LLM, "llm", "", "language model as provider:model (openai:gpt-4o-mini, ollama:qwen2.5, anthropic:...); empty: no answers, offline keywords")
 	fs.IntVar(&f.MaxContextTokens, "max-context-tokens", retrieve.DefaultBudget().MaxTokens, "largest prompt sent to the LLM, in tokens (cl100k)")
 	fs.StringVar(&f.ResponseType, "response-type", "", `answer shape, e.g. "a short answer" (default: a few paragraphs)`)
+	f.Client.AddClientFlags(fs)
 }
 
-// model opens the configured LLM, or returns nil without one.
-func (f *retrievalFlags) model() (*llm.Client, error) {
+// model opens the configured LLM with s's client settings (limits,
+// timeout, retries, cache), or returns nil without one.
+func (f *retrievalFlags) model(s pipeline.Settings) (*llm.Client, error) {
 	if strings.TrimSpace(f.LLM) == "" {
 		return nil, nil
 	}
-	return llm.New(f.LLM)
+	opts := s.ClientOptions()
+	if f.Log != nil {
+		opts = append(opts, llm.WithLogger(slog.New(cli.LogHandler(f.Log, "llm"))))
+	}
+	c, err := llm.New(f.LLM, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("--llm %s: %w", f.LLM, err)
+	}
+	return c, nil
 }
 
 // openModels builds the embedder s names (a provider's caches beside
-// s.Store) and the chat model the flags name (nil without --llm); done
-// releases both.
+// s.Store) and the chat model the flags name (nil without --llm), both
+// with the flags' client settings; done releases both.
 func (f *retrievalFlags) openModels(ctx context.Context, s pipeline.Settings) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
+	s.LLMSettings = f.Client
 	emb, err = pipeline.OpenEmbedder(ctx, s)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client, err := f.model()
+	client, err := f.model(s)
 	if err != nil {
 		pipeline.CloseEmbedder(emb)
 		return nil, nil, nil, err
@@ -103,10 +122,20 @@ type queryOptions struct {
 	JSON        bool
 	ContextOnly bool
 	CPUProfile  string
-	Retrieval   retrievalFlags
-	Paths       pathFlags   // --mode path (paths.go)
-	Answer      answerFlags // --mode logic, --integrate (integrate.go)
+	// Timeout bounds the whole query, retrieval and answer (0: none).
+	Timeout   time.Duration
+	Retrieval retrievalFlags
+	Paths     pathFlags   // --mode path (paths.go)
+	Answer    answerFlags // --mode logic, --integrate (integrate.go)
+	// embedderSet is true when --embedder was given (flag, env or config);
+	// otherwise the store's own embedder is used.
+	embedderSet bool
 }
+
+// defaultTimeout bounds a query unless --timeout says otherwise: a model
+// server that never answers must not keep a query waiting for the retries'
+// whole budget (7 attempts of 2 minutes).
+const defaultTimeout = 5 * time.Minute
 
 func newRootCmd(io streams) *cobra.Command {
 	opts := &queryOptions{}
@@ -135,31 +164,36 @@ model was sure of (GraphRAG-FI; --tau-g, --tau-l).
 With --llm the answer streams to the terminal, citing passages as [n], and
 a sources list follows; without one the ranked passages are printed.
 --context-only prints the context the LLM would get; --json prints answer,
-sources, passages, entities, relations and per-stage timings.
+sources, passages, entities, relations and per-stage timings, with the same
+keys in every mode.
 
-Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.`,
-		Args:          cobra.ExactArgs(1),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+The store must exist (made by ingest); it is only read, so a store without
+write permission or on a read-only mount works. Without --embedder the
+store's own embedder is used.
+
+Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.
+
+Exit status: 0 with an answer or ranked passages, 1 on any failure (an
+empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
+		Args: oneQuestion,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
-				fmt.Fprintln(io.Err, "query:", err)
 				return err
 			}
 			opts.Question = args[0]
-			if err := runQuery(cmd.Context(), opts, io); err != nil {
-				fmt.Fprintln(io.Err, "query:", err)
-				return err
-			}
-			return nil
+			f := cmd.Flags().Lookup("embedder")
+			opts.embedderSet = f.Changed || f.Value.String() != f.DefValue
+			opts.Retrieval.Log = io.Err
+			return runQuery(cmd.Context(), opts, io)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Config, "config", "docgraph.yaml", "optional YAML config file")
 	opts.Settings.AddStoreFlags(fs)
-	fs.StringVar(&opts.Mode, "mode", retrieve.ModeMix, "retrieval mode: "+strings.Join(retrieve.Modes(), ", "))
+	fs.StringVar(&opts.Mode, "mode", retrieve.ModeMix, "retrieval mode: "+strings.Join(modes(), ", "))
 	fs.BoolVar(&opts.JSON, "json", false, "print answer, sources, passages, graph context and stage timings as JSON")
 	fs.BoolVar(&opts.ContextOnly, "context-only", false, "print only the assembled context")
+	fs.DurationVar(&opts.Timeout, "timeout", defaultTimeout, "give up on the whole query (retrieval and answer) after this long (0: never)")
 	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = fs.MarkHidden("cpuprofile")
 	opts.Retrieval.add(fs)
@@ -169,15 +203,41 @@ Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.`,
 	return cmd
 }
 
-// output is the --json document.
-type output struct {
-	*retrieve.Result
-	Answer        string            `json:"answer,omitempty"`
-	Sources       []retrieve.Source `json:"sources,omitempty"`
-	ContextTokens int               `json:"context_tokens"`
+// oneQuestion wants exactly one argument, the question.
+func oneQuestion(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		return nil
+	case 0:
+		return cli.Usagef(`no question given: query [flags] "question"`)
+	}
+	return cli.Usagef(`%d arguments given, want one question: quote it, as in query "Who designed Go?"`, len(args))
 }
 
-func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
+// modes are the values --mode takes.
+func modes() []string {
+	return append(retrieve.Modes(), modePath)
+}
+
+// execute is the whole command line, main without the process around it.
+func execute(ctx context.Context, io streams, args []string) error {
+	return cli.Run(ctx, newRootCmd(io), args, io.Err)
+}
+
+// deadline is the cause of a query stopped by --timeout.
+type deadline struct{ d time.Duration }
+
+func (e deadline) Error() string {
+	return fmt.Sprintf("no result within --timeout %s (raise it, or 0 for none)", e.d)
+}
+
+func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
+	if strings.TrimSpace(opts.Question) == "" {
+		return cli.Usagef("empty question")
+	}
+	if !slices.Contains(modes(), opts.Mode) {
+		return cli.Usagef("--mode %q: unknown mode (available: %s)", opts.Mode, strings.Join(modes(), ", "))
+	}
 	if opts.CPUProfile != "" {
 		f, err := os.Create(opts.CPUProfile)
 		if err != nil {
@@ -189,32 +249,32 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, deadline{opts.Timeout})
+		defer cancel()
+		defer func() {
+			var d deadline
+			if err != nil && errors.As(context.Cause(ctx), &d) {
+				err = fmt.Errorf("%w; it was at: %w", d, err)
+			}
+		}()
+	}
 	if handled, err := runAnswerModes(ctx, opts, io); handled {
 		return err
 	}
 	if opts.Mode == modePath {
 		return runPathQuery(ctx, opts, io)
 	}
-	if strings.TrimSpace(opts.Question) == "" {
-		return fmt.Errorf("empty question")
-	}
-	if !validMode(opts.Mode) {
-		return fmt.Errorf("unknown mode %q (available: %s)", opts.Mode, strings.Join(retrieve.Modes(), ", "))
-	}
 	tok, err := splitter.NewTokenizer("")
 	if err != nil {
 		return err
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, opts.Settings)
+	emb, model, st, done, err := openQuery(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer done()
-	st, err := pipeline.OpenStore(ctx, opts.Settings, emb, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 
 	start := time.Now()
 	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
@@ -234,20 +294,18 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		fmt.Fprint(io.Out, c.String())
 		return nil
 	case opts.JSON:
-		out := output{Result: res, ContextTokens: c.Tokens}
-		if model != nil {
+		out := newResponse(res, c)
+		if model != nil && len(res.Passages) > 0 {
 			t := time.Now()
 			a, err := retrieve.Answer(ctx, model, c, nil)
 			if err != nil {
 				return err
 			}
 			res.Timings["answer"] = time.Since(t)
-			out.Answer, out.Sources = a.Text, a.Sources
+			out.setAnswer(a)
 		}
 		res.Timings["total"] = time.Since(start)
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return out.write(io.Out)
 	}
 	if len(res.Passages) == 0 {
 		fmt.Fprintln(io.Out, "no passages found (has anything been ingested into this store?)")
@@ -256,16 +314,15 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if model == nil {
 		for i, p := range res.Passages {
 			fmt.Fprintf(io.Out, "[%d] %.4f  %s  (chunk %d)\n", i+1, p.Score, displayPath(p.DocPath), p.Index)
-			fmt.Fprintf(io.Out, "    %s\n\n", snippet(p.Text, 320))
+			fmt.Fprintf(io.Out, "    %s\n\n", cli.Escape(snippet(p.Text, 320)))
 		}
 		return nil
 	}
-	a, err := retrieve.Answer(ctx, model, c, io.Out)
+	out := &lineWriter{w: io.Out}
+	a, err := retrieve.Answer(ctx, model, c, out)
+	out.endLine()
 	if err != nil {
 		return err
-	}
-	if !strings.HasSuffix(a.Text, "\n") {
-		fmt.Fprintln(io.Out)
 	}
 	fmt.Fprintln(io.Out, "\nSources:")
 	for _, s := range a.Cited() {
@@ -274,18 +331,66 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	return nil
 }
 
+// openQuery opens what a query reads: the embedder (the store's own unless
+// --embedder was given), the chat model (nil without --llm) and the store,
+// which must exist and is opened read-only. done releases all three.
+func openQuery(ctx context.Context, opts *queryOptions) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
+	spec, err := pipeline.AdoptEmbedder(ctx, opts.Settings, opts.embedderSet)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	s := opts.Settings
+	s.Embedder = spec
+	emb, model, done, err := opts.Retrieval.openModels(ctx, s)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	st, err := pipeline.OpenExistingStore(ctx, s, store.Options{
+		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		ReadOnly: true,
+	})
+	if err != nil {
+		done()
+		return nil, nil, nil, nil, err
+	}
+	return emb, model, st, func() { st.Close(); done() }, nil
+}
+
+// lineWriter passes a streamed answer through and remembers whether it
+// left a line open, so the next output (sources, or an error on stderr
+// after a partial answer) starts on a line of its own.
+type lineWriter struct {
+	w    io.Writer
+	open bool
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.open = p[len(p)-1] != '\n'
+	}
+	return l.w.Write(p)
+}
+
+func (l *lineWriter) endLine() {
+	if l.open {
+		fmt.Fprintln(l.w)
+		l.open = false
+	}
+}
+
 func validMode(m string) bool {
 	return slices.Contains(retrieve.Modes(), m)
 }
 
-// displayPath shows paths under the working directory relative to it.
+// displayPath shows paths under the working directory relative to it,
+// escaped for the terminal.
 func displayPath(p string) string {
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
-			return rel
+			return cli.Escape(rel)
 		}
 	}
-	return p
+	return cli.Escape(p)
 }
 
 func snippet(text string, n int) string {

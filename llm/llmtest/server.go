@@ -70,6 +70,16 @@ type Reply struct {
 	// "logprobs": null, as from a server that does not offer them). When
 	// Content is empty the answer is the tokens' concatenation.
 	Tokens []Token
+	// Raw, when set, is the whole body of a 200 answer instead of an API
+	// response: garbage for the client to choke on (OpenAI chat).
+	Raw string
+	// Cut, when above zero, ends an OpenAI chat answer early: a streamed
+	// one after that many content events (no finish_reason, no [DONE]), a
+	// plain one after that many bytes of its JSON. The body just ends, as
+	// when a proxy gives up; with Abort the connection is dropped there
+	// instead, so the client sees the body break off.
+	Cut   int
+	Abort bool
 }
 
 // Token is one answer token with its log-probability and, for the
@@ -336,8 +346,14 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 	if content == "" {
 		content = joinTokens(rep.Tokens)
 	}
+	if rep.Raw != "" {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, rep.Raw)
+		return
+	}
 	if b.Stream {
-		s.stream(w, b.Model, content)
+		rep.Content = content
+		s.stream(w, b.Model, rep)
 		return
 	}
 	choice := map[string]any{
@@ -360,12 +376,23 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 			"total_tokens": rep.PromptTokens + rep.CompletionTokens,
 		}
 	}
+	if rep.Cut > 0 {
+		b, _ := json.Marshal(resp)
+		w.Write(b[:min(rep.Cut, len(b))])
+		if rep.Abort {
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
 	json.NewEncoder(w).Encode(resp)
 }
 
-// stream sends answer as OpenAI server-sent events: the role first, then
-// the content in ChunkSize pieces, then finish_reason "stop" and [DONE].
-func (s *Server) stream(w http.ResponseWriter, model, answer string) {
+// stream sends rep.Content as OpenAI server-sent events: the role first,
+// then the content in ChunkSize pieces, then finish_reason "stop" and
+// [DONE] (unless rep.Cut ends it early).
+func (s *Server) stream(w http.ResponseWriter, model string, rep Reply) {
+	answer := rep.Content
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	created := time.Now().Unix()
@@ -383,13 +410,21 @@ func (s *Server) stream(w http.ResponseWriter, model, answer string) {
 	}
 	event(map[string]any{"role": "assistant"}, nil)
 	size := max(s.ChunkSize, 1)
+	sent := 0
 	for rest := answer; rest != ""; {
+		if rep.Cut > 0 && sent == rep.Cut {
+			if rep.Abort {
+				panic(http.ErrAbortHandler) // drops the connection mid-body
+			}
+			return
+		}
 		n := min(size, len(rest))
 		for n < len(rest) && !utf8.RuneStart(rest[n]) {
 			n++ // a client may decode each chunk on its own
 		}
 		event(map[string]any{"content": rest[:n]}, nil)
 		rest = rest[n:]
+		sent++
 	}
 	event(map[string]any{}, "stop")
 	fmt.Fprint(w, "data: [DONE]\n\n")

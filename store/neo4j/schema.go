@@ -75,7 +75,7 @@ func (s *Store) compareEmbedder(held store.EmbedderInfo, found bool) error {
 		s.emb = held
 	case s.emb != held:
 		return s.fail("open", fmt.Errorf("the database holds vectors of embedder %s (dimension %d), not %s (dimension %d): run with --embedder %s, or use another database (--neo4j-database) to re-ingest with %s: %w",
-			held.Name, held.Dimension, s.emb.Name, s.emb.Dimension, held.Name, s.emb.Name, store.ErrEmbedderMismatch))
+			held.Name, held.Dimension, s.emb.Name, s.emb.Dimension, held.Spec(), s.emb.Spec(), store.ErrEmbedderMismatch))
 	}
 	return nil
 }

@@ -191,6 +191,10 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// sqliteReadOnly is SQLITE_READONLY, the primary result code of a write
+// to a file that cannot be written.
+const sqliteReadOnly = 8
+
 // readers is the size of the read pool; the machine docgraph targets has few
 // cores and the scans that matter run in memory.
 const readers = 4
@@ -201,9 +205,15 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	if path == "" {
 		return nil, errors.New("sqlite store: empty path")
 	}
+	if opts.ReadOnly {
+		return openReadOnly(ctx, path, opts)
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: create directory: %w", path, err)
+		}
+		if path != ":memory:" && !strings.HasPrefix(path, "file:") && !store.WritableDir(dir) {
+			return nil, fmt.Errorf("sqlite store %s: its folder cannot be written (no permission, or a read-only mount), and a writer needs its journal there; reading it needs no write access: query, ingest status", path)
 		}
 	}
 	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
@@ -218,6 +228,10 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	s.wdb.SetConnMaxIdleTime(0)
 	if err := s.init(ctx); err != nil {
 		s.wdb.Close()
+		var code interface{ Code() int }
+		if errors.As(err, &code) && code.Code()&0xff == sqliteReadOnly {
+			return nil, fmt.Errorf("%w (no write permission here; reading it needs no write access: query, ingest status)", err)
+		}
 		return nil, err
 	}
 	s.rdb, err = sql.Open("sqlite", dsn(path, false))
@@ -232,6 +246,13 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		s.Close()
 		return nil, fmt.Errorf("sqlite store %s: open readers: %w", path, err)
 	}
+	s.initCaches()
+	return s, nil
+}
+
+// initCaches sets up the in-memory vector indexes and their sidecar files.
+func (s *Store) initCaches() {
+	path := s.path
 	s.chunkVecs = newVecIndex("chunks", `SELECT id, doc_id, embedding FROM chunks WHERE embedding IS NOT NULL`)
 	s.entityVecs = newVecIndex("entities", `SELECT id, '', embedding FROM entities WHERE embedding IS NOT NULL`)
 	s.relationVecs = newVecIndex("relations", `SELECT id, '', embedding FROM relations WHERE embedding IS NOT NULL`)
@@ -241,7 +262,96 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		}
 		s.mentionsFile = path + ".mentions"
 	}
+}
+
+// openReadOnly opens an existing store without writing anything: no
+// schema, no meta, no journal. Both pools are read-only connections
+// (mode=ro), so a write fails instead of changing the file. When the
+// folder is not writable and no write-ahead log is there, SQLite could
+// not create its shared-memory index, so the file is opened immutable:
+// no locks, no -shm or -wal; nobody can be writing it then, since a writer
+// would need that log file. Sidecar caches are still written when the
+// folder allows it (they are caches, not the store).
+func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	immutable := false
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) && !store.WritableDir(filepath.Dir(path)) {
+		immutable = true
+	}
+	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
+	var err error
+	if s.rdb, err = sql.Open("sqlite", readOnlyDSN(path, immutable)); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	s.rdb.SetMaxOpenConns(readers)
+	s.rdb.SetMaxIdleConns(readers)
+	s.rdb.SetConnMaxIdleTime(0)
+	if s.wdb, err = sql.Open("sqlite", readOnlyDSN(path, immutable)); err != nil {
+		s.rdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	s.wdb.SetMaxOpenConns(1)
+	meta, err := readMeta(ctx, s.rdb)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite store %s: not a docgraph store, or unreadable: %w", path, err)
+	}
+	if _, err := s.checkMeta(meta); err != nil {
+		s.Close()
+		return nil, err
+	}
+	// A store an older docgraph wrote lacks columns only a writer can add.
+	if missing, err := missingColumns(ctx, s.rdb); err != nil || len(missing) > 0 {
+		s.Close()
+		if err == nil {
+			err = fmt.Errorf("written by an older docgraph (no %s.%s column): run ingest on it once with write access to upgrade it", missing[0].table, missing[0].column)
+		}
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	s.initCaches()
 	return s, nil
+}
+
+// readOnlyDSN is dsn for a read-only open, always as a file: URI (mode and
+// immutable are URI parameters).
+func readOnlyDSN(path string, immutable bool) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	if immutable {
+		q.Set("immutable", "1")
+	}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "cache_size(-32000)")
+	q.Add("_pragma", "mmap_size(268435456)")
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+}
+
+// readMeta reads the meta table.
+func readMeta(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (map[string]string, error) {
+	meta := map[string]string{}
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		meta[k] = v
+	}
+	return meta, rows.Err()
 }
 
 // dsn builds the modernc.org/sqlite data source name. The writer takes its
@@ -285,28 +395,33 @@ func (s *Store) init(ctx context.Context) error {
 	if err := addColumns(ctx, tx); err != nil {
 		return fmt.Errorf("sqlite store %s: upgrade schema: %w", s.path, err)
 	}
-	meta := map[string]string{}
-	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM meta`)
+	meta, err := readMeta(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: read meta: %w", s.path, err)
 	}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			rows.Close()
-			return fmt.Errorf("sqlite store %s: read meta: %w", s.path, err)
+	set, err := s.checkMeta(meta)
+	if err != nil {
+		return err
+	}
+	for k, v := range set {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
+			return fmt.Errorf("sqlite store %s: write meta: %w", s.path, err)
 		}
-		meta[k] = v
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite store %s: read meta: %w", s.path, err)
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
+	return nil
+}
 
+// checkMeta checks the schema version and the embedder against meta,
+// adopting the held embedder when none was asked for, and returns the meta
+// values a writable open records.
+func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	if v, ok := meta["schema_version"]; ok {
 		n, _ := strconv.Atoi(v)
 		if n != schemaVersion {
-			return fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads version %d: re-ingest into a new --store path", s.path, v, schemaVersion)
+			return nil, fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads version %d: re-ingest into a new --store path", s.path, v, schemaVersion)
 		}
 	}
 	set := map[string]string{"schema_version": strconv.Itoa(schemaVersion)}
@@ -331,22 +446,14 @@ func (s *Store) init(ctx context.Context) error {
 			// Opened only to read or manage documents: adopt what the store holds.
 			s.emb = held
 		case s.emb != held:
-			return fmt.Errorf("sqlite store %s holds vectors of embedder %s (dimension %d), not %s (dimension %d): run with --embedder %s, or use a new --store path to re-ingest with %s: %w",
-				s.path, held.Name, held.Dimension, s.emb.Name, s.emb.Dimension, held.Name, s.emb.Name, store.ErrEmbedderMismatch)
+			return nil, fmt.Errorf("sqlite store %s holds vectors of embedder %s (dimension %d), not %s (dimension %d): run with --embedder %s, or use a new --store path to re-ingest with %s: %w",
+				s.path, held.Name, held.Dimension, s.emb.Name, s.emb.Dimension, held.Spec(), s.emb.Spec(), store.ErrEmbedderMismatch)
 		}
 	} else if s.emb != (store.EmbedderInfo{}) {
 		set["embedder_name"] = s.emb.Name
 		set["embedder_dimension"] = strconv.Itoa(s.emb.Dimension)
 	}
-	for k, v := range set {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
-			return fmt.Errorf("sqlite store %s: write meta: %w", s.path, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite store %s: %w", s.path, err)
-	}
-	return nil
+	return set, nil
 }
 
 // addedColumns are columns added to tables after schema version 1 was
@@ -358,34 +465,49 @@ var addedColumns = []struct{ table, column, ddl string }{
 }
 
 func addColumns(ctx context.Context, tx *sql.Tx) error {
+	missing, err := missingColumns(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, c := range missing {
+		if _, err := tx.ExecContext(ctx, c.ddl); err != nil {
+			return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
+		}
+	}
+	return nil
+}
+
+// missingColumns lists the addedColumns a store lacks.
+func missingColumns(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]struct{ table, column, ddl string }, error) {
 	have := map[string]bool{}
+	var missing []struct{ table, column, ddl string }
 	for _, c := range addedColumns {
-		if _, seen := have[c.table+".*"]; !seen {
-			rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, c.table)
+		if !have[c.table+".*"] {
+			rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, c.table)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for rows.Next() {
 				var name string
 				if err := rows.Scan(&name); err != nil {
 					rows.Close()
-					return err
+					return nil, err
 				}
 				have[c.table+"."+name] = true
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			have[c.table+".*"] = true
 		}
 		if !have[c.table+"."+c.column] {
-			if _, err := tx.ExecContext(ctx, c.ddl); err != nil {
-				return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
-			}
+			missing = append(missing, c)
 		}
 	}
-	return nil
+	return missing, nil
 }
 
 // Embedder reports which embedder's vectors the store holds.
