@@ -39,7 +39,10 @@ func init() {
 }
 
 // schemaVersion is bumped whenever the schema below changes incompatibly.
-const schemaVersion = 1
+// Version 2 made the FTS indexes contentless indexes of derived text
+// (fts.go): a version 1 store is migrated on open, and a docgraph that
+// reads only version 1 refuses version 2 rather than index raw text into it.
+const schemaVersion = 2
 
 // schema is the whole layout. Every derived row can be rebuilt from the
 // mention tables, which is what makes deletes exact.
@@ -49,9 +52,9 @@ const schemaVersion = 1
 //	                  notice writes made by another process)
 //	documents         one row per document id (content hash); status lifecycle
 //	chunks            seq (FTS rowid), id, doc_id, idx, text, offsets, embedding
-//	chunks_fts        FTS5 external-content index over chunks.text
+//	chunks_fts        FTS5 contentless index over docgraph_fts(chunks.text) (fts.go)
 //	entities          seq (FTS rowid), id, merged name/type/description, mentions, embedding
-//	entities_fts      FTS5 external-content index over entities.name, description
+//	entities_fts      FTS5 contentless index over docgraph_fts(entities.name, .description)
 //	relations         id, source_id, target_id, type, merged keywords/description, weight, embedding
 //	entity_mentions   one row per (entity, chunk) contribution: name, type, description fragment
 //	relation_mentions one row per (relation, chunk) contribution: keywords, description, weight
@@ -101,9 +104,6 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
 
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-	text, content='chunks', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
-
 CREATE TABLE IF NOT EXISTS entities(
 	seq         INTEGER PRIMARY KEY,
 	id          TEXT NOT NULL UNIQUE,
@@ -113,9 +113,6 @@ CREATE TABLE IF NOT EXISTS entities(
 	mentions    INTEGER NOT NULL DEFAULT 0,
 	embedding   BLOB
 );
-
-CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5(
-	name, description, content='entities', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
 
 CREATE TABLE IF NOT EXISTS relations(
 	id          TEXT PRIMARY KEY,
@@ -299,12 +296,17 @@ func (s *Store) init(ctx context.Context) error {
 	}
 
 	if v, ok := meta["schema_version"]; ok {
-		n, _ := strconv.Atoi(v)
-		if n != schemaVersion {
-			return fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads version %d: re-ingest into a new --store path", s.path, v, schemaVersion)
+		// Version 1 differs only in its FTS indexes, which ensureFTS rebuilds.
+		if n, _ := strconv.Atoi(v); n != schemaVersion && n != 1 {
+			return fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads versions 1 to %d: re-ingest into a new --store path", s.path, v, schemaVersion)
 		}
 	}
 	set := map[string]string{"schema_version": strconv.Itoa(schemaVersion)}
+	if rebuilt, err := ensureFTS(ctx, tx, meta["fts"]); err != nil {
+		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+	} else if rebuilt {
+		set["fts"] = ftsVersion
+	}
 	if _, ok := meta["generation"]; !ok {
 		set["generation"] = "0"
 	}
