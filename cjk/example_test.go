@@ -11,5 +11,5 @@ func ExampleTermList() {
 	fmt.Println(cjk.IndexText("Go语言"))
 	// Output:
 	// [稻花 花香 2 号的 的亲 亲本 本是 是哪 哪个 个品 品种]
-	// Go 语言 
+	// Go 语言
 }
