@@ -100,3 +100,33 @@ func BenchmarkHashVector(b *testing.B) {
 		h.Vector(text)
 	}
 }
+
+// TestHashCJK: without spaces, shared character bigrams are what makes a
+// Chinese question near its passage; before character n-grams a question
+// and an unrelated passage that shared common characters scored alike.
+func TestHashCJK(t *testing.T) {
+	h := NewHash()
+	q := h.Vector("稻花香2号的亲本是哪个品种？")
+	for _, tc := range []struct{ near, far string }{
+		{"稻花香2号是五常市选育的水稻品种，亲本为松粳9号。", "赵鹏是中国足球运动员，司职后卫，是国家队的一员。"},
+		{"稻花香", "香花稻"}, // order matters: bigrams, not a bag of characters
+		{"東京タワーの高さ", "京都の高い塔"},
+	} {
+		qv := q
+		if tc.near == "東京タワーの高さ" {
+			qv = h.Vector("東京タワーは高さ333メートル")
+		}
+		near, far := Cosine(qv, h.Vector(tc.near)), Cosine(qv, h.Vector(tc.far))
+		if near <= far {
+			t.Errorf("cos(q, %q)=%.3f <= cos(q, %q)=%.3f", tc.near, near, tc.far, far)
+		}
+	}
+	// Full-width digits and letters fold: ２号 is 2号.
+	if c := Cosine(h.Vector("稻花香２号"), h.Vector("稻花香2号")); c < 0.999 {
+		t.Errorf("full-width form: cosine %.3f, want 1", c)
+	}
+	// Latin text embeds as before: CJK handling does not touch it.
+	if c := Cosine(h.Vector("Lothair II married Teutberga"), h.Vector("Lothair II married Teutberga 。")); c < 0.999 {
+		t.Errorf("punctuation changed a Latin vector: %.3f", c)
+	}
+}
