@@ -59,6 +59,23 @@ func (x *offExtraction) cjkPrepare() {
 	}
 }
 
+// queryOffline finds the terms of questions for QueryTerms.
+var queryOffline = NewOffline()
+
+// QueryTerms cuts a question's CJK text into the terms it asks about, the
+// way Mentions does: "稻花香2号的亲本是哪个品种？" gives 稻花香2号, 亲本
+// and 品种. Text without CJK characters gives nothing.
+func QueryTerms(text string) []string {
+	if !cjk.Contains(text) {
+		return nil
+	}
+	var out []string
+	for _, e := range queryOffline.Mentions(text) {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
 // cjkBracket is the content of a bracket pair.
 type cjkBracket struct {
 	start, end int // bytes of the content
@@ -328,21 +345,22 @@ func (x *offExtraction) cjkSentence(si, s0, s1 int) {
 	}
 }
 
-// cjkLatin adds lower-case Latin words written inside CJK text ("ω-force",
-// "iPhone" is found as a name): a CJK writer spells a term in Latin letters
-// because it is one.
+// cjkLatin adds the Latin words written inside CJK text ("ω-force",
+// "Go语言", "Ken Thompson"): a CJK writer spells a term in Latin letters
+// because it is one. Capitalised names are also found by names(), typed.
 func (x *offExtraction) cjkLatin(s0, s1 int, free func(a, b int) bool, add func(start, end, t0, t1 int, typ string)) {
 	for k := s0; k < s1; k++ {
-		if x.toks[k].kind != offWord || x.toks[k].has(offCap) {
+		if x.toks[k].kind != offWord {
 			continue
 		}
 		j := k + 1
-		for j < s1 && x.toks[j].kind == offWord && !x.toks[j].has(offCap) && x.toks[j].start == x.toks[j-1].end+1 && x.text[x.toks[j-1].end] == ' ' {
+		for j < s1 && x.toks[j].kind == offWord && x.toks[j].start == x.toks[j-1].end+1 && x.text[x.toks[j-1].end] == ' ' {
 			j++
 		}
 		start, end := int(x.toks[k].start), int(x.toks[j-1].end)
 		nextToCJK := k > s0 && x.toks[k-1].kind == offCJK || j < s1 && x.toks[j].kind == offCJK
-		if nextToCJK && end-start >= 2 && !(j == k+1 && (offStopWords[x.lower(k)] || offConnectors[x.lower(k)])) && free(start, end) {
+		lone := j == k+1 && !x.toks[k].has(offCap) && (offStopWords[x.lower(k)] || offConnectors[x.lower(k)])
+		if nextToCJK && end-start >= 2 && !lone && free(start, end) {
 			add(start, end, k, j, "other")
 		}
 		k = j - 1

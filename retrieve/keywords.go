@@ -10,6 +10,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/cjk"
 	"docgraph/graphbuild"
 	"docgraph/ner"
 	"docgraph/prompts"
@@ -157,7 +158,8 @@ func textQuery(question string) string {
 }
 
 // ContentWords are the words of text that are not stop words, in order,
-// each once.
+// each once. Text in Chinese, Japanese or Korean, which has no spaces
+// between words, gives the terms the offline extractor cuts it into.
 func ContentWords(text string) []string {
 	words := strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-'
@@ -165,6 +167,15 @@ func ContentWords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range words {
+		if cjk.Contains(w) {
+			for _, t := range ner.QueryTerms(w) {
+				if lt := strings.ToLower(t); !seen[lt] {
+					seen[lt] = true
+					out = append(out, t)
+				}
+			}
+			continue
+		}
 		w = strings.Trim(w, "'-")
 		lw := strings.ToLower(w)
 		if lw == "" || stopWords[lw] || seen[lw] || len([]rune(lw)) < 2 && !unicode.IsDigit([]rune(lw)[0]) {

@@ -1,0 +1,280 @@
+package graphbuild
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Entity resolution within one document, before its mention rows are
+// built: a name the document uses as a short form of another of its names
+// is folded into that name. Two rules, each explained by the text:
+//   - a surname: a one-word name that is the last word of exactly one
+//     full name (two to four capitalised words) of the same document
+//     ("Thompson" and "Ken Thompson");
+//   - an acronym defined in the text, "International Business Machines
+//     (IBM)" or "IBM (International Business Machines)", whose capitals
+//     are the initials of the long form.
+//
+// Resolution never joins two full names, and stays within the document:
+// the mention rows keep the short form as their name (the merged entity
+// takes the name its own mentions use), so deleting the document removes
+// exactly what it contributed, and the merged graph stays a function of
+// the set of stored documents.
+
+// Merge is one name folded into another by Resolve.
+type Merge struct {
+	Short, Full string
+	Rule        string // "surname" or "acronym"
+}
+
+// Resolve returns the merges of one document's extractions: which names
+// stand for another name of the same document.
+func Resolve(chunks []ChunkExtraction) []Merge {
+	names := map[string]*docName{} // by key
+	var order []string
+	note := func(name, typ string) {
+		key := NormalizeKey(name)
+		if key == "" {
+			return
+		}
+		n, ok := names[key]
+		if !ok {
+			n = &docName{name: strings.TrimSpace(name)}
+			names[key] = n
+			order = append(order, key)
+		}
+		if n.typ == "" {
+			n.typ = strings.ToLower(strings.TrimSpace(typ))
+		}
+	}
+	for _, c := range chunks {
+		if c.Extraction == nil {
+			continue
+		}
+		for _, e := range c.Extraction.Entities {
+			note(e.Name, e.Type)
+		}
+		for _, r := range c.Extraction.Relations {
+			note(r.Source, "")
+			note(r.Target, "")
+		}
+	}
+	merged := map[string]Merge{} // by the short form's key
+	// Acronyms first: a definition in the text is the stronger evidence.
+	defs := map[string]map[string]bool{} // acronym key -> long keys defined for it
+	for _, c := range chunks {
+		texts := []string{c.Text}
+		if c.Text == "" && c.Extraction != nil {
+			// No chunk text: the descriptions quote the sentences.
+			for _, e := range c.Extraction.Entities {
+				texts = append(texts, e.Description)
+			}
+		}
+		for _, t := range texts {
+			for _, d := range acronymDefinitions(t) {
+				ak, lk := NormalizeKey(d[0]), NormalizeKey(d[1])
+				if names[ak] == nil || names[lk] == nil || ak == lk {
+					continue
+				}
+				if defs[ak] == nil {
+					defs[ak] = map[string]bool{}
+				}
+				defs[ak][lk] = true
+			}
+		}
+	}
+	for ak, longs := range defs {
+		if len(longs) != 1 {
+			continue // defined twice, differently: leave it
+		}
+		for lk := range longs {
+			merged[ak] = Merge{Short: names[ak].name, Full: names[lk].name, Rule: "acronym"}
+		}
+	}
+	// Surnames.
+	fulls := map[string][]string{} // last word (key) -> full names' keys
+	inNames := map[string]int{}    // word key -> multi-word names holding it
+	for _, k := range order {
+		n := names[k]
+		if last, ok := fullName(n); ok {
+			fulls[last] = append(fulls[last], k)
+		}
+		if words := strings.Fields(k); len(words) > 1 {
+			seen := map[string]bool{}
+			for _, w := range words {
+				if !seen[w] {
+					seen[w] = true
+					inNames[w]++
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		n := names[k]
+		if _, done := merged[k]; done || !shortForm(n) {
+			continue
+		}
+		if fs := fulls[k]; len(fs) == 1 && inNames[k] == 1 {
+			merged[k] = Merge{Short: n.name, Full: names[fs[0]].name, Rule: "surname"}
+		}
+	}
+	// A full name is never itself folded away (no chains), and nothing is
+	// folded into a name that is folded.
+	out := make([]Merge, 0, len(merged))
+	for _, m := range merged {
+		if _, chained := merged[NormalizeKey(m.Full)]; !chained {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Short < out[j].Short })
+	return out
+}
+
+type docName struct {
+	name, typ string
+}
+
+// personish types may be people; a place or a date of the same word is not one.
+func personish(typ string) bool { return typ == "" || typ == "person" || typ == "other" }
+
+// fullName reports a name of two to four capitalised words of letters (an
+// initial may carry a full stop), and returns its last word's key.
+func fullName(n *docName) (string, bool) {
+	if !personish(n.typ) {
+		return "", false
+	}
+	words := strings.Fields(n.name)
+	if len(words) < 2 || len(words) > 4 {
+		return "", false
+	}
+	for _, w := range words {
+		if !capitalisedWord(strings.TrimSuffix(w, ".")) {
+			return "", false
+		}
+	}
+	last := NormalizeKey(words[len(words)-1])
+	if utf8.RuneCountInString(last) < 3 || genericHeads[last] || strings.HasSuffix(words[len(words)-1], ".") {
+		return "", false
+	}
+	return last, true
+}
+
+// shortForm reports a one-word capitalised name that could be a surname.
+func shortForm(n *docName) bool {
+	if !personish(n.typ) || strings.ContainsAny(n.name, " \t") {
+		return false
+	}
+	return utf8.RuneCountInString(n.name) >= 3 && capitalisedWord(n.name) && !allCaps(n.name)
+}
+
+// capitalisedWord: an upper-case letter, then letters, apostrophes and
+// hyphens only ("O'Brien", "Saint-Just").
+func capitalisedWord(w string) bool {
+	first, size := utf8.DecodeRuneInString(w)
+	if size == 0 || !unicode.IsUpper(first) {
+		return false
+	}
+	for _, r := range w[size:] {
+		if !unicode.IsLetter(r) && r != '\'' && r != '’' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func allCaps(w string) bool {
+	letters := 0
+	for _, r := range w {
+		if unicode.IsLower(r) {
+			return false
+		}
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	return letters > 0
+}
+
+// genericHeads end names that are not people's: "Thompson River" does not
+// make "River" a surname, and such a head is no short form of anything.
+var genericHeads = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`river lake mountain mount island islands bay sea ocean city county state province
+		district region street road avenue square bridge park station airport church cathedral abbey castle palace
+		school college university institute academy museum hospital library company corporation inc ltd group band
+		team club party army navy war battle award prize cup league championship festival film album song series
+		show novel book magazine newspaper journal records studios productions society association foundation
+		council committee ministry department office court hall house tower building centre center theatre theater
+		kingdom republic empire dynasty family brothers sisters sons`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// acronymPattern finds "Long Form (ACR)" and "ACR (Long Form)".
+var (
+	longThenAcronym = regexp.MustCompile(`((?:[\p{Lu}][\p{L}'’.-]*\s+(?:(?:of|and|for|the|de|du|des|la|le|van|von|&)\s+)*){1,9}[\p{Lu}][\p{L}'’.-]*)\s*\(\s*([\p{Lu}][\p{Lu}\p{Ll}&.]{1,9})\s*[),;]`)
+	acronymThenLong = regexp.MustCompile(`\b([\p{Lu}][\p{Lu}&.]{1,9})\s*\(\s*((?:[\p{Lu}][\p{L}'’.-]*\s+(?:(?:of|and|for|the|de|du|des|la|le|van|von|&)\s+)*){1,9}[\p{Lu}][\p{L}'’.-]*)\s*\)`)
+)
+
+// acronymDefinitions returns the (acronym, long form) pairs text defines,
+// the long form cut to the words whose initials spell the acronym.
+func acronymDefinitions(text string) [][2]string {
+	if !strings.Contains(text, "(") {
+		return nil
+	}
+	var out [][2]string
+	for _, m := range longThenAcronym.FindAllStringSubmatch(text, -1) {
+		if long, ok := initialsMatch(m[2], m[1]); ok {
+			out = append(out, [2]string{m[2], long})
+		}
+	}
+	for _, m := range acronymThenLong.FindAllStringSubmatch(text, -1) {
+		if long, ok := initialsMatch(m[1], m[2]); ok && long == strings.Join(strings.Fields(m[2]), " ") {
+			out = append(out, [2]string{m[1], long})
+		}
+	}
+	return out
+}
+
+// initialsMatch checks that the capitals of acr are the initials of the
+// last capitalised words of long (connectors between them allowed) and
+// returns those words.
+func initialsMatch(acr, long string) (string, bool) {
+	var caps []rune
+	for _, r := range acr {
+		if unicode.IsUpper(r) {
+			caps = append(caps, r)
+		}
+	}
+	if len(caps) < 2 {
+		return "", false
+	}
+	words := strings.Fields(long)
+	// Walk back from the last word, matching capitals from the last; a
+	// company's legal suffix may stand outside the acronym.
+	i, k := len(words)-1, len(caps)-1
+	if first, _ := utf8.DecodeRuneInString(words[i]); i > 0 && first != caps[k] && legalSuffixes[NormalizeKey(words[i])] {
+		i--
+	}
+	end := len(words)
+	for i >= 0 && k >= 0 {
+		first, _ := utf8.DecodeRuneInString(words[i])
+		switch {
+		case unicode.IsUpper(first) && unicode.ToUpper(first) == caps[k]:
+			k--
+		case unicode.IsUpper(first):
+			return "", false // a capitalised word the acronym skips
+		}
+		i--
+	}
+	if k >= 0 {
+		return "", false
+	}
+	return strings.Join(words[i+1:end], " "), true
+}
+
+var legalSuffixes = map[string]bool{"corporation": true, "corp": true, "inc": true, "ltd": true, "limited": true, "company": true, "co": true, "plc": true, "llc": true, "group": true, "ag": true, "gmbh": true, "sa": true}
