@@ -98,7 +98,7 @@ func (o *Offline) Extract(ctx context.Context, c Chunk) (*Extraction, error) {
 // Mentions finds the entity names in arbitrary text such as a question, so
 // retrieval can link it to the entities of the graph.
 func (o *Offline) Mentions(text string) []Entity {
-	x := &offExtraction{o: o, text: text, query: true}
+	x := &offExtraction{o: o, text: text, query: true, bridge: true}
 	_ = x.run(context.Background(), "")
 	return x.entities()
 }
@@ -141,6 +141,7 @@ type offExtraction struct {
 
 	hasCJK   bool               // the text has CJK characters (offline_cjk.go)
 	query    bool               // a question (Mentions): CJK runs are cut into terms
+	bridge   bool               // ...and terms joined by 和, 与, 及 or 之 are also read as one
 	cjkTerms map[string]cjkTerm // the chunk's known CJK terms
 	cjkMax   int                // the longest of them, in characters
 

@@ -54,8 +54,10 @@ func (x *offExtraction) cjkPrepare() {
 	for _, b := range x.cjkBrackets(0, len(x.toks)) {
 		addTerm(x.text[b.start:b.end], b.typ)
 	}
-	for term := range x.cjkRecurring() {
-		addTerm(term, cjkTypeOf(term))
+	if !x.query { // a question is too short for anything to recur
+		for term := range x.cjkRecurring() {
+			addTerm(term, cjkTypeOf(term))
+		}
 	}
 }
 
@@ -244,7 +246,7 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 			}
 		}
 		for g, c := range counts[n] {
-			if c >= 2 && covered[g] < c {
+			if c >= 2 && covered[g] < c && !zhCommon[g] {
 				out[g] = true
 			}
 		}
@@ -287,6 +289,30 @@ var (
 	cjkEndStop = runeSet(`的了着过是在和与及或等也都就而之其这那并但又还被把将从向对于以为由所因如若则即不没很更最已曾便才再仍每各该此他她它我你到给让使至自时中上里内个一称地得
 		はがをにへとでもやのかなしてた`)
 )
+
+// zhCommon are frequent Chinese words that recur in any text: they are
+// no entity, however often a chunk repeats them (like English stop words,
+// a short fixed list, not a dictionary of terms).
+var zhCommon = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`所有 必须 许多 工作 人员 可以 一个 没有 我们 他们 她们 它们 你们 这些 那些 进行 成为 开始 包括 其中
+		以及 主要 重要 由于 因此 目前 之后 之前 以后 以前 时间 时候 地方 方面 问题 情况 部分 一些 一种 一样 一起 一直 一般 一定 已经
+		正在 还是 或者 而且 但是 因为 所以 如果 虽然 然后 于是 不过 只是 就是 也是 都是 还有 并且 同时 此外 另外 其他 其它 各种 各个
+		这个 那个 这种 那种 非常 十分 特别 更加 比较 最后 最终 首先 其次 然而 仍然 依然 曾经 当时 现在 今天 后来 随后 不久 之间 期间
+		以上 以下 之一 之外 以外 左右 大约 超过 不同 相同 类似 同样 共同 一同 各自 自己 本身 自身 对方 双方 有关 相关 关于 对于 根据
+		通过 按照 作为 属于 位于 来自 具有 拥有 出现 发生 发现 认为 表示 提出 进入 离开 加入 参加 参与 采取 设立 建立 使用 利用 需要
+		可能 能够 应该 发展 影响 作用 结果 原因 方式 方法 过程 时期 早期 中期 后期 初期 年代 世纪 地区 区域 国家 世界 全国 全球 社会
+		人们 一共 总共 共有 包含 组成 形成 成立 举行 举办 获得 得到 取得 受到 给予 提供 支持 继续 名字 名称 意思 颜色 类型 措施 特点
+		人物 作品 地点 目的 数量 东西 事情 事件 部门 单位 其后 此后 最初 开始时 当中 其间 以来 以后 不断 一度 主要是 成员 之中 由此
+		同年 次年 翌年 当年 该年 今年 去年 明年 多年 每年 全年 上午 下午 晚上 早上 第一 第二 第三 一次 两次 再次 首次 多次 进一步
+		可分 分为 称为 叫做 被称为 又称 简称 俗称 包括了 开办 创办 创建 建成 完成 开始了 结束 期限 范围 内容 方向 水平 程度 标准 条件`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// CommonWord reports a frequent word of a CJK language that is no name.
+func CommonWord(w string) bool { return zhCommon[w] }
 
 // cjkTypeOf guesses a term's type from its last characters: 市, 省, 江 are
 // places, 公司, 大学, 委员会 organisations.
@@ -478,7 +504,14 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 			cut[i] = true
 		}
 	}
+	for i := range r.runes { // dates and numbers found before
+		cut[i] = cut[i] || !free(r.off[i], r.off[i+1])
+	}
 	var split []int
+	// asked[i]: a question word ends before rune i, so the term there is
+	// what is asked for ("什么颜色", "哪一年", "何メートル"), not what the
+	// question is about.
+	asked := make([]bool, len(r.runes)+1)
 	japanese, korean := false, false
 	for _, c := range r.runes {
 		japanese = japanese || unicode.Is(unicode.Hiragana, c) || unicode.Is(unicode.Katakana, c)
@@ -505,6 +538,7 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 	case japanese:
 		for i, c := range r.runes {
 			cut[i] = cut[i] || unicode.Is(unicode.Hiragana, c) || c == '何' || c == '誰'
+			asked[i+1] = c == '何'
 		}
 	default:
 		// Every stop word's every occurrence cuts: "是哪个品种" loses 是哪 and 哪个.
@@ -514,13 +548,20 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 					for k := i; k < i+n; k++ {
 						cut[k] = true
 					}
+					asked[i+n] = asked[i+n] || zhAsks[string(w)]
 				}
 			}
 		}
 	}
-	// Latin letters next to CJK ones start another term: "Noctis最引人注目".
+	// A Latin word next to CJK text is a term of its own ("Noctis最引人注目");
+	// a single letter belongs to the name it is in ("城巴12M线").
+	latin := func(r rune) bool { return unicode.IsLetter(r) && !cjk.Is(r) }
 	for i := 1; i < len(r.runes); i++ {
-		if a, b := r.runes[i-1], r.runes[i]; cjk.Is(a) && unicode.IsLetter(b) && !cjk.Is(b) || cjk.Is(b) && unicode.IsLetter(a) && !cjk.Is(a) {
+		a, b := r.runes[i-1], r.runes[i]
+		switch {
+		case cjk.Is(a) && latin(b) && i+1 < len(r.runes) && latin(r.runes[i+1]):
+			split = append(split, i)
+		case latin(a) && cjk.Is(b) && i >= 2 && latin(r.runes[i-2]):
 			split = append(split, i)
 		}
 	}
@@ -536,11 +577,30 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 		for j > i && !r.boundary(i, j) {
 			j--
 		}
-		if j-i >= 2 && cjk.Contains(string(r.runes[i:j])) && free(r.off[i], r.off[j]) {
+		if j-i >= 2 && !asked[i] && !zhCommon[string(r.runes[i:j])] && cjk.Contains(string(r.runes[i:j])) && free(r.off[i], r.off[j]) {
 			start, end := r.off[i], r.off[j]
 			add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
 		}
 		i = max(j, i+1)
+	}
+	if !x.bridge {
+		return
+	}
+	// 和, 与, 及 and 之 also sit inside names (武藏浦和站, 中华人民共和国):
+	// a question's terms on both sides are also read as one.
+	for i := 1; i+1 < len(r.runes); i++ {
+		if !cut[i] || cut[i-1] || cut[i+1] || !strings.ContainsRune("和与及之", r.runes[i]) {
+			continue
+		}
+		a, b := i-1, i+2
+		for a > 0 && !cut[a-1] {
+			a--
+		}
+		for b < len(r.runes) && !cut[b] {
+			b++
+		}
+		start, end := r.off[a], r.off[b]
+		add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
 	}
 }
 
@@ -557,6 +617,11 @@ var zhStops = func() [][]rune {
 	}
 	return out
 }()
+
+// zhAsks are the question words among zhStops that ask for a thing of
+// the kind named right after them.
+var zhAsks = map[string]bool{"什么": true, "哪": true, "哪个": true, "哪些": true, "哪一": true, "哪位": true, "哪种": true,
+	"哪家": true, "哪国": true, "多少": true, "几": true, "有哪些": true, "有多少": true, "为什么": false}
 
 // koParticles are Korean particles and endings that close a word, longest first.
 var koParticles = func() []string {
