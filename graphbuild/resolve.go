@@ -94,12 +94,31 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 			merged[ak] = Merge{Short: names[ak].name, Full: names[lk].name, Rule: "acronym"}
 		}
 	}
-	// Surnames.
+	// Surnames. A word the document also writes in lower case is a common
+	// word capitalised by its place ("President", "Revolution"), no surname.
+	var text strings.Builder
+	for _, c := range chunks {
+		text.WriteString(c.Text)
+		text.WriteByte('\n')
+		if c.Text == "" && c.Extraction != nil {
+			for _, e := range c.Extraction.Entities {
+				text.WriteString(e.Description)
+				text.WriteByte('\n')
+			}
+		}
+	}
+	lowerWords := map[string]bool{}
+	for _, w := range strings.FieldsFunc(text.String(), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) {
+			lowerWords[w] = true
+		}
+	}
 	fulls := map[string][]string{} // last word (key) -> full names' keys
 	inNames := map[string]int{}    // word key -> multi-word names holding it
 	for _, k := range order {
 		n := names[k]
-		if last, ok := fullName(n); ok {
+		// "Chicago Bulls" where Chicago is a name of its own: a place's team, not a person.
+		if last, ok := fullName(n); ok && names[NormalizeKey(strings.Fields(n.name)[0])] == nil {
 			fulls[last] = append(fulls[last], k)
 		}
 		if words := strings.Fields(k); len(words) > 1 {
@@ -114,7 +133,7 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 	}
 	for _, k := range order {
 		n := names[k]
-		if _, done := merged[k]; done || !shortForm(n) {
+		if _, done := merged[k]; done || !shortForm(n) || lowerWords[strings.ToLower(n.name)] {
 			continue
 		}
 		if fs := fulls[k]; len(fs) == 1 && inNames[k] == 1 {
@@ -147,11 +166,12 @@ func fullName(n *docName) (string, bool) {
 		return "", false
 	}
 	words := strings.Fields(n.name)
-	if len(words) < 2 || len(words) > 4 {
+	if len(words) < 2 || len(words) > 4 || notGiven[NormalizeKey(words[0])] || demonym(words[0]) {
 		return "", false
 	}
 	for _, w := range words {
-		if !capitalisedWord(strings.TrimSuffix(w, ".")) {
+		// Capitalised words only: no connector, possessive, acronym or number.
+		if w = strings.TrimSuffix(w, "."); !capitalisedWord(w) || strings.ContainsAny(w, "'’") || allCaps(w) && len(w) > 1 {
 			return "", false
 		}
 	}
@@ -167,7 +187,39 @@ func shortForm(n *docName) bool {
 	if !personish(n.typ) || strings.ContainsAny(n.name, " \t") {
 		return false
 	}
-	return utf8.RuneCountInString(n.name) >= 3 && capitalisedWord(n.name) && !allCaps(n.name)
+	return utf8.RuneCountInString(n.name) >= 3 && capitalisedWord(n.name) && !allCaps(n.name) && !demonym(n.name) && !notGiven[NormalizeKey(n.name)]
+}
+
+// demonym reports a word naming a people or language ("German", "Tamil",
+// "Portuguese"): "High German" is no German's full name.
+func demonym(w string) bool {
+	k := NormalizeKey(w)
+	return demonyms[k] || strings.HasSuffix(k, "ese") || strings.HasSuffix(k, "ish") && len(k) > 5
+}
+
+var demonyms = wordSet(`german french english irish scottish welsh british american canadian mexican brazilian argentine
+	italian spanish portuguese dutch flemish belgian swiss austrian greek roman latin russian polish czech slovak
+	hungarian romanian bulgarian serbian croatian ukrainian turkish arab arabic persian iranian iraqi syrian jewish
+	hebrew egyptian african asian european indian pakistani bengali tamil telugu hindi urdu punjabi sanskrit thai
+	vietnamese korean japanese chinese mongolian tibetan indonesian malay filipino australian norse nordic swedish
+	norwegian danish finnish icelandic baltic celtic gaelic saxon norman viking catholic protestant christian muslim`)
+
+// notGiven are first words of names that are not people's names: "Vice
+// President", "New Year", "Roman Emperor Gallienus".
+var notGiven = wordSet(`vice high low new old great little big upper lower middle north south east west northern
+	southern eastern western central ancient modern early late royal national international united holy grand
+	general president king queen prince princess emperor empress lord lady sir saint st pope bishop archbishop
+	judge justice captain colonel major sergeant doctor dr professor mr mrs ms miss hello dear happy merry
+	first second third last best top final annual world my our his her their your its nazi soviet
+	county city lake mount cape port fort baron baroness duke duchess earl count countess marquess viscount
+	administrative shia sunni`)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
 }
 
 // capitalisedWord: an upper-case letter, then letters, apostrophes and
@@ -200,19 +252,14 @@ func allCaps(w string) bool {
 
 // genericHeads end names that are not people's: "Thompson River" does not
 // make "River" a surname, and such a head is no short form of anything.
-var genericHeads = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`river lake mountain mount island islands bay sea ocean city county state province
+var genericHeads = wordSet(`river lake mountain mount island islands bay sea ocean city county state province
 		district region street road avenue square bridge park station airport church cathedral abbey castle palace
 		school college university institute academy museum hospital library company corporation inc ltd group band
 		team club party army navy war battle award prize cup league championship festival film album song series
 		show novel book magazine newspaper journal records studios productions society association foundation
 		council committee ministry department office court hall house tower building centre center theatre theater
-		kingdom republic empire dynasty family brothers sisters sons`) {
-		m[w] = true
-	}
-	return m
-}()
+		kingdom republic empire dynasty family brothers sisters sons revolution rebellion uprising revolt war
+		eve day night year season top`)
 
 // acronymPattern finds "Long Form (ACR)" and "ACR (Long Form)".
 var (
