@@ -295,7 +295,7 @@ func TestAnalyzerConflict(t *testing.T) {
 			var names []string
 			for _, w := range rebuild {
 				names = append(names, w.name)
-				if w.drop == "" {
+				if len(w.drop) == 0 {
 					t.Errorf("index %s has no drop statement", w.name)
 				}
 			}
