@@ -487,14 +487,26 @@ func offKey(name string) string {
 func offCollapse(s string) string {
 	clean := true
 	prevSpace := true
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			// Most non-ASCII text (CJK, accented letters) needs no work.
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError || offSpaceRune(r) || unicode.IsControl(r) {
+				clean = false
+				break
+			}
+			prevSpace = false
+			i += size
+			continue
+		}
 		sp := c == ' '
-		if c == '\t' || c == '\n' || c == '\r' || c >= utf8.RuneSelf || sp && prevSpace {
+		if c == '\t' || c == '\n' || c == '\r' || c < ' ' || c == 0x7f || sp && prevSpace {
 			clean = false
 			break
 		}
 		prevSpace = sp
+		i++
 	}
 	if clean && !prevSpace {
 		return s

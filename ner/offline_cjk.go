@@ -130,8 +130,36 @@ func (x *offExtraction) cjkBrackets(s0, s1 int) []cjkBracket {
 // cjkRun is a stretch of CJK characters, digits and Latin letters with no
 // space or punctuation inside: "稻花香2号的亲本为松粳9号".
 type cjkRun struct {
+	text  string
 	runes []rune
-	off   []int // byte offset of each rune in the text, and of the end
+	off   []int // byte offset of each rune in text, and of the end
+}
+
+// str is runes [i, j) as a slice of the text, without allocating.
+func (r cjkRun) str(i, j int) string { return r.text[r.off[i]:r.off[j]] }
+
+// runsOf cuts plain text (no tokens) into runs.
+func runsOf(text string) []cjkRun {
+	var out []cjkRun
+	var r cjkRun
+	flush := func(end int) {
+		if len(r.runes) > 0 && cjk.Contains(r.text[r.off[0]:end]) {
+			r.off = append(r.off, end)
+			out = append(out, r)
+		}
+		r = cjkRun{text: text}
+	}
+	r.text = text
+	for i, c := range text {
+		if cjk.Is(c) || alnum(c) {
+			r.runes = append(r.runes, c)
+			r.off = append(r.off, i)
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+	return out
 }
 
 func (x *offExtraction) cjkRuns(s0, s1 int) []cjkRun {
@@ -148,7 +176,7 @@ func (x *offExtraction) cjkRuns(s0, s1 int) []cjkRun {
 		for b < s1 && x.joins(b, s0, s1) && x.toks[b].start == x.toks[b-1].end {
 			b++
 		}
-		var r cjkRun
+		r := cjkRun{text: x.text}
 		for i := int(x.toks[a].start); i < int(x.toks[b-1].end); {
 			c, w := utf8.DecodeRuneInString(x.text[i:])
 			if 0xFE00 <= c && c <= 0xFE0F {
@@ -200,21 +228,25 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 		known = append(known, t)
 	}
 	sort.Slice(known, func(i, j int) bool { return len(known[i]) > len(known[j]) })
+	total := 0
+	for _, r := range runs {
+		total += len(r.runes)
+	}
 	counts := make([]map[string]int, cjkMaxTerm+2)
 	for n := range counts {
-		counts[n] = map[string]int{}
+		counts[n] = make(map[string]int, total)
 	}
 	for _, r := range runs {
 		masked := make([]bool, len(r.runes))
-		s := string(r.runes)
+		s := r.str(0, len(r.runes))
 		for _, t := range known {
 			for from := 0; ; {
 				i := strings.Index(s[from:], t)
 				if i < 0 {
 					break
 				}
-				a := utf8.RuneCountInString(s[:from+i])
-				for k := a; k < a+utf8.RuneCountInString(t); k++ {
+				b := r.off[0] + from + i
+				for k := sort.SearchInts(r.off, b); k < len(r.runes) && r.off[k] < b+len(t); k++ {
 					masked[k] = true
 				}
 				from += i + len(t)
@@ -228,7 +260,7 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 				if !r.boundary(i, i+n) || !cjkTermShape(r.runes[i:i+n]) {
 					continue
 				}
-				counts[n][string(r.runes[i:i+n])]++
+				counts[n][r.str(i, i+n)]++
 			}
 		}
 	}
@@ -240,8 +272,9 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 			if c < 2 {
 				continue
 			}
-			rs := []rune(h)
-			for _, g := range []string{string(rs[:n]), string(rs[1:])} {
+			_, first := utf8.DecodeRuneInString(h)
+			_, last := utf8.DecodeLastRuneInString(h)
+			for _, g := range []string{h[:len(h)-last], h[first:]} {
 				covered[g] = max(covered[g], c)
 			}
 		}
@@ -366,7 +399,10 @@ func (x *offExtraction) cjkSentence(si, s0, s1 int) {
 	for _, r := range x.cjkRuns(s0, s1) {
 		found := x.cjkKnown(r, free, add)
 		if x.query {
-			x.cjkSegments(r, found, free, add)
+			r.segments(found, func(i int) bool { return !free(r.off[i], r.off[i+1]) }, x.bridge, func(i, j int) {
+				start, end := r.off[i], r.off[j]
+				add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
+			})
 		}
 	}
 }
@@ -408,7 +444,7 @@ func (x *offExtraction) cjkKnown(r cjkRun, free func(a, b int) bool, add func(st
 	for i := 0; i < len(r.runes); {
 		matched := 0
 		for n := min(x.cjkMax, len(r.runes)-i); n >= 2; n-- {
-			term, ok := x.cjkTerms[string(r.runes[i:i+n])]
+			term, ok := x.cjkTerms[r.str(i, i+n)]
 			if !ok || !r.boundary(i, i+n) || !free(r.off[i], r.off[i+n]) {
 				continue
 			}
@@ -495,17 +531,19 @@ func (x *offExtraction) cjkNumbers(s0, s1 int, free func(a, b int) bool, add fun
 	}
 }
 
-// cjkSegments cuts the parts of a question's run not covered by known
-// terms into terms at function words (found: covered rune ranges).
-func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int) bool, add func(start, end, t0, t1 int, typ string)) {
+// segments cuts the parts of a question's run that are no known term
+// (found: rune ranges) and not taken (dates and numbers found before) into
+// terms at function words, calling emit with each term's rune range.
+// bridge also reads terms joined by 和, 与, 及 or 之 as one.
+func (r cjkRun) segments(found [][2]int, taken func(i int) bool, bridge bool, emit func(i, j int)) {
 	cut := make([]bool, len(r.runes)+1) // cut[i]: rune i is no part of a term
 	for _, f := range found {
 		for i := f[0]; i < f[1]; i++ {
 			cut[i] = true
 		}
 	}
-	for i := range r.runes { // dates and numbers found before
-		cut[i] = cut[i] || !free(r.off[i], r.off[i+1])
+	for i := range r.runes {
+		cut[i] = cut[i] || taken(i)
 	}
 	var split []int
 	// asked[i]: a question word ends before rune i, so the term there is
@@ -522,7 +560,7 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 		// A Korean word ends in its particle: strip the longest one.
 		end := len(r.runes)
 		for _, p := range koParticles {
-			if pr := []rune(p); len(pr) < end && string(r.runes[end-len(pr):end]) == p {
+			if pr := []rune(p); len(pr) < end && r.str(end-len(pr), end) == p {
 				for i := end - len(pr); i < end; i++ {
 					cut[i] = true
 				}
@@ -530,7 +568,7 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 				break
 			}
 		}
-		if w := string(r.runes[:end]); koQuestions[w] {
+		if w := r.str(0, end); koQuestions[w] {
 			for i := range cut {
 				cut[i] = true
 			}
@@ -542,8 +580,8 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 		}
 	default:
 		// Every stop word's every occurrence cuts: "是哪个品种" loses 是哪 and 哪个.
-		for i := range r.runes {
-			for _, w := range zhStops {
+		for i, c := range r.runes {
+			for _, w := range zhStops[c] {
 				if n := len(w); n <= len(r.runes)-i && slices.Equal(r.runes[i:i+n], w) {
 					for k := i; k < i+n; k++ {
 						cut[k] = true
@@ -577,13 +615,12 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 		for j > i && !r.boundary(i, j) {
 			j--
 		}
-		if j-i >= 2 && !asked[i] && !zhCommon[string(r.runes[i:j])] && cjk.Contains(string(r.runes[i:j])) && free(r.off[i], r.off[j]) {
-			start, end := r.off[i], r.off[j]
-			add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
+		if j-i >= 2 && !asked[i] && !zhCommon[r.str(i, j)] && cjk.Contains(r.str(i, j)) {
+			emit(i, j)
 		}
 		i = max(j, i+1)
 	}
-	if !x.bridge {
+	if !bridge {
 		return
 	}
 	// 和, 与, 及 and 之 also sit inside names (武藏浦和站, 中华人民共和国):
@@ -599,21 +636,21 @@ func (x *offExtraction) cjkSegments(r cjkRun, found [][2]int, free func(a, b int
 		for b < len(r.runes) && !cut[b] {
 			b++
 		}
-		start, end := r.off[a], r.off[b]
-		add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
+		emit(a, b)
 	}
 }
 
-// zhStops are Chinese question and function words: a question is cut
-// into its terms wherever one occurs.
-var zhStops = func() [][]rune {
-	var out [][]rune
+// zhStops are Chinese question and function words, by first character: a
+// question is cut into its terms wherever one occurs.
+var zhStops = func() map[rune][][]rune {
+	out := map[rune][][]rune{}
 	for _, w := range strings.Fields(`什么 为什么 为何 怎么 怎样 如何 哪里 哪儿 哪个 哪些 哪一 哪位 哪种 哪家 哪年 哪国 哪一年
 		是否 是不是 有没有 有哪些 有多少 多少 可以 能够 还是 或者 以及 并且 而且 但是 因为 所以 如果 虽然 之后 之前 以后 以前 时候
 		叫做 称为 被称为 属于 位于 来自 根据 通过 关于 对于 由于 其中 其他 一个 一种 一些 这个 那个 这些 那些 主要 分别
 		哪 谁 几 吗 呢 吧 啊 的 了 着 过 是 在 和 与 及 或 对 被 把 从 向 于 由 为 将 给 用 以 也 都 就 而 又 还 之 其 这 那 该 此
 		会 能 要 让 使 到 并 等 叫`) {
-		out = append(out, []rune(w))
+		rs := []rune(w)
+		out[rs[0]] = append(out[rs[0]], rs)
 	}
 	return out
 }()
@@ -645,13 +682,9 @@ func (x *offExtraction) cjkKeywords(lo, hi int) string {
 			between[b-lo] = ' '
 		}
 	}
-	sub := &offExtraction{o: x.o, text: string(between), query: true}
-	sub.toks, _ = offTokenize(sub.text, nil)
-	sub.consumed = make([]bool, len(sub.toks))
-	sub.cjkTerms = map[string]cjkTerm{}
-	for _, r := range sub.cjkRuns(0, len(sub.toks)) {
-		sub.cjkSegments(r, nil, func(int, int) bool { return true }, func(start, end, _, _ int, _ string) {
-			if w := sub.text[start:end]; !seen[w] && len(kw) < x.o.maxKeywords && utf8.RuneCountInString(w) <= cjkMaxTerm {
+	for _, r := range runsOf(string(between)) {
+		r.segments(nil, func(int) bool { return false }, false, func(i, j int) {
+			if w := r.str(i, j); !seen[w] && len(kw) < x.o.maxKeywords && j-i <= cjkMaxTerm {
 				seen[w] = true
 				kw = append(kw, w)
 			}
