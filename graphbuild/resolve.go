@@ -212,7 +212,7 @@ var notGiven = wordSet(`vice high low new old great little big upper lower middl
 	judge justice captain colonel major sergeant doctor dr professor mr mrs ms miss hello dear happy merry
 	first second third last best top final annual world my our his her their your its nazi soviet
 	county city lake mount cape port fort baron baroness duke duchess earl count countess marquess viscount
-	administrative shia sunni`)
+	administrative shia sunni the a an`)
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
