@@ -168,7 +168,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 func printSummary(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintf(w, "documents: %d added, %d updated, %d unchanged, %d renamed, %d duplicate, %d deleted, %d failed (%s)\n",
 		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
-	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; %d names resolved to another name of their document\n",
+	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; names resolved to another name of their document: %d\n",
 		s.ChunksWritten, s.EntityMentions, s.RelationMentions, s.EntitiesMerged)
 	if t := s.Totals; t != nil {
 		fmt.Fprintf(w, "store: %d documents, %d chunks, %d entities, %d relations, %d mentions (embedder %s/%d)\n",
