@@ -302,11 +302,6 @@ func (s *Store) init(ctx context.Context) error {
 		}
 	}
 	set := map[string]string{"schema_version": strconv.Itoa(schemaVersion)}
-	if rebuilt, err := ensureFTS(ctx, tx, meta["fts"]); err != nil {
-		return fmt.Errorf("sqlite store %s: %w", s.path, err)
-	} else if rebuilt {
-		set["fts"] = ftsVersion
-	}
 	if _, ok := meta["generation"]; !ok {
 		set["generation"] = "0"
 	}
@@ -334,6 +329,12 @@ func (s *Store) init(ctx context.Context) error {
 	} else if s.emb != (store.EmbedderInfo{}) {
 		set["embedder_name"] = s.emb.Name
 		set["embedder_dimension"] = strconv.Itoa(s.emb.Dimension)
+	}
+	// After the embedder check: a store that will be refused is not rebuilt.
+	if rebuilt, err := ensureFTS(ctx, tx, meta["fts"]); err != nil {
+		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+	} else if rebuilt {
+		set["fts"] = ftsVersion
 	}
 	for k, v := range set {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
