@@ -17,6 +17,6 @@ func ExampleNewHash() {
 	fmt.Println(emb.Name(), emb.Dimension())
 	fmt.Println(embedstore.Cosine(vecs[0], vecs[1]) > embedstore.Cosine(vecs[0], vecs[2]))
 	// Output:
-	// hash-v1 128
+	// hash-v2 128
 	// true
 }

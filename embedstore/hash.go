@@ -7,17 +7,23 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"docgraph/cjk"
 )
 
 // Hash is the offline embedder: signed feature hashing of words, word bigrams
-// and character trigrams, L2-normalised. It needs no model, is deterministic,
-// and makes lexical overlap (including partial words) show up as cosine similarity.
+// and character trigrams, L2-normalised; text in Chinese, Japanese or Korean,
+// which has no spaces to find words by, gives its characters, character
+// bigrams and trigrams instead. It needs no model, is deterministic, and
+// makes lexical overlap (including partial words) show up as cosine similarity.
 type Hash struct {
 	dim        int
 	wordW      float32
 	bigramW    float32
 	trigramW   float32
 	stopWeight float32
+	cjkW       [3]float32 // CJK character unigrams, bigrams, trigrams
+	version    int
 }
 
 // HashOption configures NewHash.
@@ -32,17 +38,29 @@ func WithDimension(n int) HashOption {
 	}
 }
 
+// WithVersion picks the algorithm: 2, the default, embeds CJK text by its
+// character n-grams; 1, the version before, took a run of CJK characters
+// for one word. Version 1 stays so that stores made with it keep working.
+func WithVersion(v int) HashOption {
+	return func(h *Hash) {
+		if v == 1 || v == 2 {
+			h.version = v
+		}
+	}
+}
+
 // NewHash returns the offline hashing embedder.
 func NewHash(opts ...HashOption) *Hash {
-	h := &Hash{dim: 384, wordW: 1, bigramW: 0.6, trigramW: 0.25, stopWeight: 0.15}
+	h := &Hash{dim: 384, wordW: 1, bigramW: 0.6, trigramW: 0.25, stopWeight: 0.15, cjkW: [3]float32{0.4, 1, 0.5}, version: 2}
 	for _, o := range opts {
 		o(h)
 	}
 	return h
 }
 
-// Name identifies the algorithm; bump the version when vectors change.
-func (h *Hash) Name() string { return "hash-v1" }
+// Name identifies the algorithm; bump the version when vectors change
+// (v2: character n-grams for CJK text).
+func (h *Hash) Name() string { return fmt.Sprintf("hash-v%d", h.version) }
 
 // Dimension is the length of every vector.
 func (h *Hash) Dimension() int { return h.dim }
@@ -75,7 +93,12 @@ func (h *Hash) Vector(text string) []float32 {
 	var prev uint64
 	havePrev := false
 	var buf [64]byte
-	forEachWord(text, func(word string) {
+	forEachWord(text, h.version >= 2, func(word string, isCJK bool) {
+		if isCJK {
+			h.addCJK(v, word)
+			havePrev = false
+			return
+		}
 		w := h.wordW
 		if stopWords[word] {
 			w *= h.stopWeight
@@ -103,6 +126,27 @@ func (h *Hash) Vector(text string) []float32 {
 	return v
 }
 
+// addCJK adds the character unigrams, bigrams and trigrams of a run of CJK
+// characters: a bigram is the usual stand-in for a word, a trigram for a
+// name, and single characters keep a one-character word from vanishing.
+func (h *Hash) addCJK(v []float32, run string) {
+	var ends [4]int // byte offsets where the last characters start, newest last
+	n := 0
+	for i, r := range run {
+		w := utf8.RuneLen(r)
+		copy(ends[:3], ends[1:])
+		ends[3] = i
+		n++
+		for k := 1; k <= 3 && k <= n; k++ {
+			g := run[ends[4-k] : i+w]
+			h.add(v, fnv64(g)^cjkSeed[k-1], h.cjkW[k-1])
+		}
+	}
+}
+
+// cjkSeed keeps CJK n-gram features apart from word features of the same bytes.
+var cjkSeed = [3]uint64{0x2545f4914f6cdd1d, 0x5851f42d4c957f2d, 0x14057b7ef767814f}
+
 func (h *Hash) add(v []float32, hv uint64, w float32) {
 	idx := int(hv % uint64(h.dim))
 	if hv>>63 == 1 {
@@ -125,27 +169,46 @@ func normalize(v []float32) {
 	}
 }
 
-// forEachWord calls fn with each lower-cased run of letters and digits.
-func forEachWord(text string, fn func(string)) {
-	var sb strings.Builder
+// forEachWord calls fn with each lower-cased run of letters and digits of
+// other scripts, and with each run of CJK characters (isCJK) when cjkRuns
+// is set; without it (version 1) an ideograph is a word of its own and
+// kana and hangul are letters like any other.
+func forEachWord(text string, cjkRuns bool, fn func(word string, isCJK bool)) {
+	var sb, run strings.Builder
 	flush := func() {
 		if sb.Len() > 0 {
-			fn(sb.String())
+			fn(sb.String(), false)
 			sb.Reset()
 		}
 	}
+	flushRun := func() {
+		if run.Len() > 0 {
+			fn(run.String(), true)
+			run.Reset()
+		}
+	}
 	for _, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if cjkRuns {
+			r = cjk.Fold(r)
+		}
+		switch {
+		case cjkRuns && r >= 0x1100 && cjk.Is(r):
+			flush()
+			run.WriteRune(r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushRun()
 			sb.WriteRune(unicode.ToLower(r))
-			// CJK has no spaces: treat each ideograph as a word.
-			if r >= 0x2E80 && unicode.Is(unicode.Han, r) {
+			// Version 1 took each ideograph for a word.
+			if !cjkRuns && r >= 0x2E80 && unicode.Is(unicode.Han, r) {
 				flush()
 			}
-			continue
+		default:
+			flush()
+			flushRun()
 		}
-		flush()
 	}
 	flush()
+	flushRun()
 }
 
 func fnv64(s string) uint64 {

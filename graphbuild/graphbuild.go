@@ -63,13 +63,29 @@ func shortHash(s string) string {
 type ChunkExtraction struct {
 	ChunkID    string
 	Extraction *ner.Extraction
+	// Text is the chunk's text, where entity resolution reads acronym
+	// definitions; without it, the entities' descriptions stand in.
+	Text string
 }
 
 // Build turns a document's per-chunk extractions into mention rows: one
 // EntityMention per (entity, chunk) and one RelationMention per (relation,
 // chunk), with repeats inside a chunk merged. Entities named only by a
-// relation are added so that every relation endpoint exists.
+// relation are added so that every relation endpoint exists. Names the
+// document uses as short forms of its other names are resolved first (see
+// Resolve); their mention rows keep the short form as the name.
 func Build(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMention) {
+	ents, rels, _ := BuildResolved(chunks)
+	return ents, rels
+}
+
+// BuildResolved is Build, also returning the merges entity resolution made.
+func BuildResolved(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMention, []Merge) {
+	merges := Resolve(chunks)
+	fold := make(map[string]string, len(merges)) // short form key -> full name key
+	for _, m := range merges {
+		fold[NormalizeKey(m.Short)] = NormalizeKey(m.Full)
+	}
 	var ents []store.EntityMention
 	var rels []store.RelationMention
 	for _, c := range chunks {
@@ -82,9 +98,15 @@ func Build(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMen
 			if key == "" {
 				return ""
 			}
+			if full, ok := fold[key]; ok {
+				key = full
+			}
 			id := "e" + shortHash(key)
 			if i, ok := entIdx[id]; ok {
 				m := &ents[i]
+				if NormalizeKey(m.Name) != key && NormalizeKey(name) == key {
+					m.Name = strings.TrimSpace(name) // the full name over a short form of it
+				}
 				m.Description = appendUnique(m.Description, desc)
 				if m.Type == "" {
 					m.Type = typ
@@ -130,7 +152,7 @@ func Build(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMen
 			})
 		}
 	}
-	return ents, rels
+	return ents, rels, merges
 }
 
 const maxKeywords = 12

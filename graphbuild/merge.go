@@ -58,12 +58,14 @@ func (m *Merger) MergeEntities(ctx context.Context, groups [][]store.EntityMenti
 			continue
 		}
 		g = sortedByChunk(g, func(x store.EntityMention) string { return x.ChunkID })
-		names := map[string]int{}
+		names := map[string]int{} // names that are the entity's key; short forms resolved into it are not
 		types := map[string]int{}
 		chunks := map[string]bool{}
 		frags := make([]string, 0, len(g))
 		for _, x := range g {
-			names[x.Name]++
+			if EntityID(x.Name) == x.EntityID {
+				names[x.Name]++
+			}
 			if x.Type != "" {
 				types[x.Type]++
 			}

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"docgraph/cjk"
 )
 
 // offlineVersion names the offline extractor's behaviour; bump it whenever a
 // change alters what is extracted, since stores record it in their fingerprint.
-const offlineVersion = "offline-v1"
+const offlineVersion = "offline-v2"
 
 // Offline is the extractor docgraph uses when no language model is
 // configured: capitalised names, quoted titles, dates and measured numbers,
@@ -96,7 +98,7 @@ func (o *Offline) Extract(ctx context.Context, c Chunk) (*Extraction, error) {
 // Mentions finds the entity names in arbitrary text such as a question, so
 // retrieval can link it to the entities of the graph.
 func (o *Offline) Mentions(text string) []Entity {
-	x := &offExtraction{o: o, text: text}
+	x := &offExtraction{o: o, text: text, query: true, bridge: true}
 	_ = x.run(context.Background(), "")
 	return x.entities()
 }
@@ -137,6 +139,12 @@ type offExtraction struct {
 	title, alias       string
 	aliasType          string
 
+	hasCJK   bool               // the text has CJK characters (offline_cjk.go)
+	query    bool               // a question (Mentions): CJK runs are cut into terms
+	bridge   bool               // ...and terms joined by 和, 与, 及 or 之 are also read as one
+	cjkTerms map[string]cjkTerm // the chunk's known CJK terms
+	cjkMax   int                // the longest of them, in characters
+
 	order  []string // entity keys in order of first mention
 	ents   map[string]*offEntity
 	rels   []Relation
@@ -157,6 +165,13 @@ func (x *offExtraction) run(ctx context.Context, title string) error {
 		x.aliasType = offHintType(hint)
 		if x.aliasKey == "" || x.aliasKey == x.titleKey {
 			x.alias, x.aliasKey = "", ""
+		}
+	}
+	for _, t := range x.toks {
+		if t.kind == offCJK {
+			x.hasCJK = true
+			x.cjkPrepare()
+			break
 		}
 	}
 	x.lowerSeen = make(map[string]bool, len(x.toks)/4)
@@ -192,6 +207,9 @@ func (x *offExtraction) run(ctx context.Context, title string) error {
 // sentence finds the mentions of one sentence, tokens [s0, s1).
 func (x *offExtraction) sentence(si, s0, s1 int) {
 	first := len(x.spans)
+	if x.hasCJK {
+		x.cjkSentence(si, s0, s1)
+	}
 	x.dates(si, s0, s1)
 	x.quotes(si, s0, s1)
 	x.names(si, s0, s1)
@@ -286,7 +304,7 @@ func (x *offExtraction) cooccur(spans []offSpan) {
 				continue
 			}
 			paired++
-			x.relate(a.key, b.key, x.keywords(a.t1, b.t0), x.snippet(a.start, b.end, a.start, b.end))
+			x.relate(a.key, b.key, x.between(a.end, b.start, a.t1, b.t0), x.snippet(a.start, b.end, a.start, b.end))
 		}
 	}
 }
@@ -307,7 +325,7 @@ func (x *offExtraction) titleRelations() {
 			continue
 		}
 		linked++
-		kw := x.keywords(x.sentOpen(sp.sent), sp.t0)
+		kw := x.between(x.sentStart[sp.sent], sp.start, x.sentOpen(sp.sent), sp.t0)
 		x.relate(x.titleKey, sp.key, kw, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end))
 	}
 }
@@ -344,6 +362,15 @@ func (x *offExtraction) relate(ka, kb, keywords, desc string) {
 		Source: x.ents[ka].name, Target: x.ents[kb].name,
 		Keywords: keywords, Description: desc, Weight: 1,
 	})
+}
+
+// between describes what lies between two mentions, bytes [lo, hi) and
+// tokens [t0, t1): its content words, or for CJK text its terms.
+func (x *offExtraction) between(lo, hi, t0, t1 int) string {
+	if x.hasCJK && lo < hi && cjk.Contains(x.text[lo:hi]) {
+		return x.cjkKeywords(lo, hi)
+	}
+	return x.keywords(t0, t1)
 }
 
 // keywords are the content words between two mentions, tokens [t0, t1).
@@ -460,14 +487,26 @@ func offKey(name string) string {
 func offCollapse(s string) string {
 	clean := true
 	prevSpace := true
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			// Most non-ASCII text (CJK, accented letters) needs no work.
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError || offSpaceRune(r) || unicode.IsControl(r) {
+				clean = false
+				break
+			}
+			prevSpace = false
+			i += size
+			continue
+		}
 		sp := c == ' '
-		if c == '\t' || c == '\n' || c == '\r' || c >= utf8.RuneSelf || sp && prevSpace {
+		if c == '\t' || c == '\n' || c == '\r' || c < ' ' || c == 0x7f || sp && prevSpace {
 			clean = false
 			break
 		}
 		prevSpace = sp
+		i++
 	}
 	if clean && !prevSpace {
 		return s

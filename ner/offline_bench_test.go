@@ -73,3 +73,32 @@ func BenchmarkOfflineExtract(b *testing.B) {
 	}
 	b.ReportMetric(float64(entities)/float64(len(parts)), "entities/chunk")
 }
+
+// BenchmarkOfflineExtractCJK extracts from the cmrc2018 passages (Chinese
+// Wikipedia), one passage a chunk as eval ingests them.
+func BenchmarkOfflineExtractCJK(b *testing.B) {
+	type passage struct{ Title, Text string }
+	ps := readJSONL[passage](b, filepath.Join(sharedDataDir(b), "cmrc2018", "corpus.jsonl"))
+	o := NewOffline()
+	ctx := context.Background()
+	size := 0
+	for _, p := range ps {
+		size += len(p.Title) + 1 + len(p.Text)
+	}
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	entities, relations := 0, 0
+	for b.Loop() {
+		entities, relations = 0, 0
+		for i, p := range ps {
+			x, err := o.Extract(ctx, Chunk{ID: fmt.Sprint(i), DocTitle: p.Title, Text: p.Title + "\n" + p.Text})
+			if err != nil {
+				b.Fatal(err)
+			}
+			entities += len(x.Entities)
+			relations += len(x.Relations)
+		}
+	}
+	b.ReportMetric(float64(entities)/float64(len(ps)), "entities/passage")
+	b.ReportMetric(float64(relations)/float64(len(ps)), "relations/passage")
+}

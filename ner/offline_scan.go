@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"docgraph/cjk"
 )
 
 // The offline extractor reads text in one linear pass: a hand-written
@@ -16,6 +18,7 @@ const (
 	offWord  offKind = iota + 1 // starts with a letter
 	offNum                      // starts with a digit
 	offPunct                    // one punctuation rune (or a `` / '' pair)
+	offCJK                      // a run of Chinese, Japanese or Korean characters
 )
 
 type offFlags uint16
@@ -58,7 +61,22 @@ func offWordRune(r rune) bool {
 	if r < 0x80 {
 		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
 	}
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) && !cjk.Is(r)
+}
+
+// offCJKEnd ends a sentence whatever follows: CJK text has no space or
+// capital after its full stop.
+func offCJKEnd(r rune) bool {
+	return r == '。' || r == '！' || r == '？' || r == '；' || r == '．'
+}
+
+// offClosing reports punctuation that closes what a sentence end sits in.
+func offClosing(r rune) bool {
+	switch r {
+	case '"', '\'', '’', '”', ')', ']', '」', '』', '）', '》', '】':
+		return true
+	}
+	return false
 }
 
 func offLetter(r rune) bool {
@@ -89,6 +107,7 @@ func offTokenize(text string, toks []offToken) ([]offToken, int) {
 		space, first = false, true
 		newlines     int
 		pendingEnd   bool // a sentence-final mark was seen; the next token decides
+		hardEnd      bool // a CJK sentence-final mark was seen
 		n            = len(text)
 	)
 	if n > 1<<31-1 {
@@ -116,8 +135,15 @@ func offTokenize(text string, toks []offToken) ([]offToken, int) {
 		}
 		startsLower := r < 0x80 && 'a' <= r && r <= 'z' || r >= 0x80 && unicode.IsLower(r)
 		if len(toks) > 0 {
-			closing := !space && (r == '"' || r == '\'' || r == '’' || r == '”' || r == ')' || r == ']')
+			closing := !space && offClosing(r)
 			switch {
+			case hardEnd && !closing:
+				if newlines > 0 {
+					flags |= offNL
+				}
+				sent++
+				first = true
+				hardEnd, pendingEnd = false, false
 			case newlines > 0:
 				flags |= offNL
 				prev := toks[len(toks)-1]
@@ -137,6 +163,22 @@ func offTokenize(text string, toks []offToken) ([]offToken, int) {
 		newlines = 0
 		space = false
 		start := i
+		if r >= 0x1100 && cjk.Is(r) {
+			for i < n {
+				c, w := utf8.DecodeRuneInString(text[i:])
+				if !cjk.Is(c) && !(0xFE00 <= c && c <= 0xFE0F) {
+					break
+				}
+				i += w
+			}
+			tok := offToken{start: int32(start), end: int32(i), sent: sent, flags: flags, kind: offCJK}
+			if first {
+				tok.flags |= offFirst
+				first = false
+			}
+			toks = append(toks, tok)
+			continue
+		}
 		if offWordRune(r) {
 			i, flags = offScanWord(text, i, flags)
 			tok := offToken{start: int32(start), end: int32(i), sent: sent, flags: flags}
@@ -171,10 +213,12 @@ func offTokenize(text string, toks []offToken) ([]offToken, int) {
 			tok.r = '"'
 		}
 		toks = append(toks, tok)
-		switch r {
-		case '.', '!', '?', '…':
+		switch {
+		case r == '.' || r == '!' || r == '?' || r == '…':
 			pendingEnd = true
-		case '(', '[', ':':
+		case offCJKEnd(r):
+			hardEnd = true
+		case r == '(' || r == '[' || r == ':' || r == '（' || r == '：':
 			first = true
 		}
 	}

@@ -120,7 +120,7 @@ func setFromYAML(f *pflag.Flag, v any) error {
 func NewEmbedder(spec string) (embedstore.Embedder, error) {
 	name, arg, _ := strings.Cut(spec, ":")
 	switch name {
-	case "", "hash", "hash-v1": // hash-v1 is the name a store records
+	case "", "hash", "hash-v2", "hash-v1": // hash-vN is the name a store records
 		dim := 384
 		if arg != "" {
 			n, err := strconv.Atoi(arg)
@@ -129,7 +129,11 @@ func NewEmbedder(spec string) (embedstore.Embedder, error) {
 			}
 			dim = n
 		}
-		return embedstore.NewHash(embedstore.WithDimension(dim)), nil
+		version := 2
+		if name == "hash-v1" {
+			version = 1
+		}
+		return embedstore.NewHash(embedstore.WithDimension(dim), embedstore.WithVersion(version)), nil
 	}
 	return nil, fmt.Errorf("embedder %q: unknown provider %q (known: hash, openai, ollama)", spec, name)
 }

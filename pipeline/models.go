@@ -264,7 +264,7 @@ func (s Settings) cachePath() string {
 
 func newEmbedder(ctx context.Context, spec string, opts []llm.Option) (embedstore.Embedder, error) {
 	name, _, _ := strings.Cut(spec, ":")
-	if name == "" || name == "hash" || name == "hash-v1" {
+	if name == "" || name == "hash" || name == "hash-v1" || name == "hash-v2" {
 		return NewEmbedder(spec)
 	}
 	e, err := llm.NewEmbedder(ctx, spec, opts...)

@@ -134,6 +134,7 @@ type FileResult struct {
 	Entities  int           `json:"entities"`
 	Relations int           `json:"relations"`
 	Rejected  int           `json:"rejected_records"`
+	Merged    int           `json:"entities_merged"`
 	Duration  time.Duration `json:"duration_ns"`
 	// Loaded says the file was read; an unchanged file whose size,
 	// modification time and inode match what was stored is not.
@@ -178,6 +179,9 @@ type Summary struct {
 	Warned           []FileResult  `json:"warned"`
 	UnsupportedFiles []FileResult  `json:"unsupported_files"`
 	Duration         time.Duration `json:"duration_ns"`
+	// EntitiesMerged counts names entity resolution folded into another
+	// name of the same document (graphbuild.Resolve).
+	EntitiesMerged int `json:"entities_merged"`
 }
 
 // MarshalJSON writes empty lists as [] rather than null.
@@ -252,6 +256,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 			sum.ChunksWritten += r.Chunks
 			sum.EntityMentions += r.Entities
 			sum.RelationMentions += r.Relations
+			sum.EntitiesMerged += r.Merged
 		}
 		if p.Progress != nil {
 			p.Progress.File(r)
@@ -357,7 +362,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 	if err != nil {
 		return fail(err)
 	}
-	w, rejected, err := p.Build(ctx, doc)
+	w, stats, err := p.BuildCounted(ctx, doc)
 	if err != nil {
 		flight.end(ctx, err)
 		return fail(err)
@@ -373,7 +378,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 		flight.end(ctx, err)
 		return fail(fmt.Errorf("%s: write: %w", path, err))
 	}
-	res.Chunks, res.Entities, res.Relations, res.Rejected = len(w.Chunks), len(w.Entities), len(w.Relations), rejected
+	res.Chunks, res.Entities, res.Relations, res.Rejected, res.Merged = len(w.Chunks), len(w.Entities), len(w.Relations), stats.Rejected, stats.Merged
 	res.Outcome = Added
 	if prev != nil && prev.Status == store.StatusDone {
 		res.Outcome = Updated
@@ -382,14 +387,26 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 }
 
 // Build runs split, extract, build and embed for one loaded document,
-// returning the write that stores it.
+// returning the write that stores it and how many extracted records were rejected.
 func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.DocumentWrite, int, error) {
+	w, stats, err := p.BuildCounted(ctx, doc)
+	return w, stats.Rejected, err
+}
+
+// BuildStats counts what building one document met.
+type BuildStats struct {
+	Rejected int // records the extractor could not parse
+	Merged   int // names entity resolution folded into another name of the document
+}
+
+// BuildCounted is Build with all its counts.
+func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*store.DocumentWrite, BuildStats, error) {
+	var stats BuildStats
 	chunks := p.Splitter.Split(doc.ID, doc.Text)
 	if len(chunks) == 0 {
-		return nil, 0, fmt.Errorf("%s: no text to index after splitting", doc.Path)
+		return nil, stats, fmt.Errorf("%s: no text to index after splitting", doc.Path)
 	}
 	extractions := make([]graphbuild.ChunkExtraction, len(chunks))
-	var rejected int
 	var rmu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.concurrency())
@@ -399,17 +416,18 @@ func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.Docu
 			if err != nil {
 				return fmt.Errorf("%s: extract chunk %d: %w", doc.Path, c.Index, err)
 			}
-			extractions[i] = graphbuild.ChunkExtraction{ChunkID: c.ID(), Extraction: ex}
+			extractions[i] = graphbuild.ChunkExtraction{ChunkID: c.ID(), Extraction: ex, Text: c.Text}
 			rmu.Lock()
-			rejected += ex.Rejected
+			stats.Rejected += ex.Rejected
 			rmu.Unlock()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, 0, err
+		return nil, stats, err
 	}
-	ents, rels := graphbuild.Build(extractions)
+	ents, rels, merges := graphbuild.BuildResolved(extractions)
+	stats.Merged = len(merges)
 
 	texts := make([]string, len(chunks))
 	for i, c := range chunks {
@@ -417,7 +435,7 @@ func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.Docu
 	}
 	vecs, err := p.embed(ctx, texts)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: embed chunks: %w", doc.Path, err)
+		return nil, stats, fmt.Errorf("%s: embed chunks: %w", doc.Path, err)
 	}
 	rows := make([]store.Chunk, len(chunks))
 	for i, c := range chunks {
@@ -431,7 +449,7 @@ func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.Docu
 		},
 		Chunks: rows, Entities: ents, Relations: rels,
 	}
-	return w, rejected, nil
+	return w, stats, nil
 }
 
 func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {

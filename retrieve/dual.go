@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/graphbuild"
 	"docgraph/store"
 )
 
@@ -97,12 +96,9 @@ func (r *Retriever) localLevel(ctx context.Context, keywords []string) (level, e
 	var byVec, byText []store.EntityHit
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		ids := make([]string, len(keywords))
-		for i, k := range keywords {
-			ids[i] = graphbuild.EntityID(k)
-		}
 		var err error
-		byName, err = r.store.Entities(gctx, ids)
+		byName, err = r.store.Entities(gctx, nameIDs(keywords))
+		byName = longestNamed(byName)
 		return wrap("entity lookup", err)
 	})
 	g.Go(func() (err error) {

@@ -10,9 +10,11 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"docgraph/cjk"
 	"docgraph/graphbuild"
 	"docgraph/ner"
 	"docgraph/prompts"
+	"docgraph/store"
 )
 
 // Keywords are a question's search terms at LightRAG's two levels.
@@ -146,6 +148,65 @@ func mentionNames(m Mentioner, text string) []string {
 	return out
 }
 
+// maxNameSpan bounds, in characters, the parts of a CJK name looked up.
+const maxNameSpan = 12
+
+// nameIDs are the ids of the entities a question's names may stand for:
+// each name's and, since CJK text has no spaces to show where a name inside
+// a longer term ends ("刘燕卿授予" holds 刘燕卿), those of every part of three
+// or more characters of a CJK name that does not cut a Latin word or a
+// number. (Two-character parts are mostly common words: 实际 in 实际上.)
+func nameIDs(names []string) []string {
+	ids := make([]string, 0, len(names))
+	seen := map[string]bool{}
+	add := func(n string) {
+		if id := graphbuild.EntityID(n); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, n := range names {
+		add(n)
+		if !cjk.Contains(n) {
+			continue
+		}
+		rs := []rune(n)
+		inWord := func(i int) bool { // a cut before rune i splits a word or number
+			return i > 0 && i < len(rs) && alnum(rs[i-1]) && alnum(rs[i])
+		}
+		for i := range rs {
+			for j := i + 3; j <= min(len(rs), i+maxNameSpan); j++ {
+				if part := string(rs[i:j]); (i > 0 || j < len(rs)) && !inWord(i) && !inWord(j) && cjk.Contains(part) && !ner.CommonWord(part) {
+					add(part)
+				}
+			}
+		}
+	}
+	return ids
+}
+
+func alnum(r rune) bool { return !cjk.Is(r) && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+
+// longestNamed drops, of the entities nameIDs found, those whose CJK name
+// lies inside the name of another one found: 拉迪氏苦味银汉鱼, not also 银汉鱼.
+func longestNamed(ents []store.Entity) []store.Entity {
+	keys := make([]string, len(ents))
+	for i, e := range ents {
+		keys[i] = graphbuild.NormalizeKey(e.Name)
+	}
+	out := ents[:0:0]
+	for i, e := range ents {
+		inside := false
+		for j := range ents {
+			inside = inside || j != i && len(keys[j]) > len(keys[i]) && cjk.Contains(keys[i]) && strings.Contains(keys[j], keys[i])
+		}
+		if !inside {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // textQuery is the full-text query for a question: its content words, as
 // stop words add nothing to BM25 but make the index walk every posting list
 // they have; the question itself when it has none.
@@ -157,7 +218,8 @@ func textQuery(question string) string {
 }
 
 // ContentWords are the words of text that are not stop words, in order,
-// each once.
+// each once. Text in Chinese, Japanese or Korean, which has no spaces
+// between words, gives the terms the offline extractor cuts it into.
 func ContentWords(text string) []string {
 	words := strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-'
@@ -165,6 +227,15 @@ func ContentWords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range words {
+		if cjk.Contains(w) {
+			for _, t := range ner.QueryTerms(w) {
+				if lt := strings.ToLower(t); !seen[lt] {
+					seen[lt] = true
+					out = append(out, t)
+				}
+			}
+			continue
+		}
 		w = strings.Trim(w, "'-")
 		lw := strings.ToLower(w)
 		if lw == "" || stopWords[lw] || seen[lw] || len([]rune(lw)) < 2 && !unicode.IsDigit([]rune(lw)[0]) {

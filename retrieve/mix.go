@@ -228,14 +228,11 @@ func seedEntities(pg *passageGraph, named []store.Entity, maxChunks int) map[str
 // the full-text query for when exact matching fails keeps it off the common
 // path, where it would cost more than the rest of the query.
 func (r *Retriever) discover(ctx context.Context, names []string, fallback string) ([]store.Entity, []store.EntityHit, error) {
-	ids := make([]string, 0, len(names))
-	for _, n := range names {
-		ids = append(ids, graphbuild.EntityID(n))
-	}
-	named, err := r.store.Entities(ctx, ids)
+	named, err := r.store.Entities(ctx, nameIDs(names))
 	if err != nil {
 		return nil, nil, wrap("entity lookup", err)
 	}
+	named = longestNamed(named)
 	if len(named) > 0 {
 		return named, nil, nil
 	}

@@ -40,6 +40,15 @@ func checkChunks(t testing.TB, s *Splitter, docID, text string, chunks []Chunk) 
 		if snapBack(text, c.Start) != c.Start || snapBack(text, c.End) != c.End {
 			t.Fatalf("chunk %d [%d,%d) cuts a UTF-8 character", k, c.Start, c.End)
 		}
+		// Once a chunk holds any cluster whole, none is cut; trimming white
+		// space off a mark that follows it (a defective sequence) is allowed.
+		for _, p := range []int{c.Start, c.End} {
+			prev, _ := utf8.DecodeLastRuneInString(text[:p])
+			next, _ := utf8.DecodeRuneInString(text[p:])
+			if s.size >= maxCluster && !clusterBoundary(text, p) && !unicode.IsSpace(prev) && !unicode.IsSpace(next) {
+				t.Fatalf("chunk %d [%d,%d) cuts a grapheme cluster at %d", k, c.Start, c.End, p)
+			}
+		}
 		if strings.TrimSpace(c.Text) == "" {
 			t.Fatalf("chunk %d is whitespace only: %q", k, c.Text)
 		}

@@ -90,7 +90,16 @@ type Splitter struct {
 	// no separator left and is cut at token boundaries. Such a range is one
 	// unbroken word to BPE, whose cost is quadratic in its length.
 	windowBytes int
+	// cluster bounds, in bytes, the grapheme clusters kept whole
+	// (grapheme.go); at most the chunk size, so one always fits.
+	cluster int
 }
+
+// snap moves p back to a boundary the splitter may cut at.
+func (s *Splitter) snap(text string, p int) int { return snapCluster(text, p, s.cluster) }
+
+// next returns the first boundary the splitter may cut at after p.
+func (s *Splitter) next(text string, p int) int { return nextCluster(text, p, s.cluster) }
 
 // New returns a Splitter configured by opts.
 func New(opts ...Option) (*Splitter, error) {
@@ -118,6 +127,7 @@ func New(opts ...Option) (*Splitter, error) {
 		tok:         c.tok,
 		guardBytes:  8*c.size + 64,
 		windowBytes: min(4*c.size+16, 1024),
+		cluster:     min(maxCluster, c.size),
 	}, nil
 }
 
@@ -189,7 +199,7 @@ func cutPoints(text string, a, b int, sep string) []int {
 			end += len(sep)
 		}
 		c := snapBack(text, a+end-trail)
-		if c > a && c < b && (len(cuts) == 0 || c > cuts[len(cuts)-1]) {
+		if c > a && c < b && (len(cuts) == 0 || c > cuts[len(cuts)-1]) && clusterBoundary(text, c) {
 			cuts = append(cuts, c)
 		}
 		i = end
@@ -203,9 +213,9 @@ func (s *Splitter) splitTokens(text string, a, b int, out *[]piece) {
 	for a < b {
 		e := b
 		if e-a > s.windowBytes {
-			e = snapBack(text, a+s.windowBytes)
+			e = s.snap(text, a+s.windowBytes)
 			if e <= a {
-				e = nextBoundary(text, a)
+				e = s.next(text, a)
 			}
 		}
 		s.tokenPieces(text, a, e, out)
@@ -218,7 +228,7 @@ func (s *Splitter) tokenPieces(text string, a, e int, out *[]piece) {
 		start, n := a, 0
 		for _, end := range ends {
 			n++
-			if p := a + end; p == e || snapBack(text, p) == p {
+			if p := a + end; p == e || clusterBoundary(text, p) {
 				*out = append(*out, piece{start, p, n, false})
 				start, n = p, 0
 			}
@@ -230,9 +240,9 @@ func (s *Splitter) tokenPieces(text string, a, e int, out *[]piece) {
 	// fit; bisect defensively all the same.
 	step := max(1, s.size/4)
 	for a < e {
-		m := min(e, snapBack(text, a+step))
+		m := min(e, s.snap(text, a+step))
 		if m <= a {
-			m = nextBoundary(text, a)
+			m = min(e, s.next(text, a))
 		}
 		s.bisect(text, a, m, out)
 		a = m
@@ -242,9 +252,9 @@ func (s *Splitter) tokenPieces(text string, a, e int, out *[]piece) {
 // bisect appends text[a:b] as one piece if it fits, else its two halves.
 func (s *Splitter) bisect(text string, a, b int, out *[]piece) {
 	n := s.tok.Count(text[a:b])
-	mid := snapBack(text, a+(b-a)/2)
+	mid := s.snap(text, a+(b-a)/2)
 	if mid <= a {
-		mid = nextBoundary(text, a)
+		mid = s.next(text, a)
 	}
 	if n <= s.size || mid >= b {
 		*out = append(*out, piece{a, b, n, true})
@@ -336,9 +346,9 @@ func (s *Splitter) merge(docID, text string, pieces []piece) []Chunk {
 func (s *Splitter) resplit(text string, pieces []piece, i int) []piece {
 	var finer []piece
 	p := pieces[i]
-	mid := snapBack(text, p.start+(p.end-p.start)/2)
+	mid := s.snap(text, p.start+(p.end-p.start)/2)
 	if mid <= p.start {
-		mid = nextBoundary(text, p.start)
+		mid = s.next(text, p.start)
 	}
 	if mid >= p.end {
 		// A single character always fits (minChunkSize); keep it.
@@ -361,9 +371,9 @@ func (s *Splitter) resplit(text string, pieces []piece, i int) []piece {
 // give less than half the limit; token boundaries are the last resort. It
 // returns -1 when no boundary fits, else p and the shared tokens.
 func (s *Splitter) overlapStart(text string, lo, shareEnd, end, limit int) (int, int) {
-	ws := snapBack(text, end-(8*limit+16))
+	ws := s.snap(text, end-(8*limit+16))
 	if ws <= lo {
-		ws = nextBoundary(text, lo)
+		ws = s.next(text, lo)
 	}
 	if ws >= end {
 		return -1, 0
@@ -396,7 +406,7 @@ func (s *Splitter) overlapStart(text string, lo, shareEnd, end, limit int) (int,
 	if !done && ends != nil {
 		var cands []int
 		for _, e := range ends[:len(ends)-1] {
-			if p := ws + e; snapBack(text, p) == p {
+			if p := ws + e; clusterBoundary(text, p) {
 				cands = append(cands, p)
 			}
 		}

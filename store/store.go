@@ -132,11 +132,14 @@ type EmbedderInfo struct {
 }
 
 // Spec is the --embedder value that makes these vectors: hash:DIM for the
-// offline hashing embedder (named hash-v1), the provider:model name of a
-// provider's embedder as it is.
+// offline hashing embedder (named hash-v2), hash-v1:DIM for its earlier
+// version, the provider:model name of a provider's embedder as it is.
 func (e EmbedderInfo) Spec() string {
-	if e.Name == "hash-v1" {
+	switch e.Name {
+	case "hash-v2":
 		return fmt.Sprintf("hash:%d", e.Dimension)
+	case "hash-v1":
+		return fmt.Sprintf("hash-v1:%d", e.Dimension)
 	}
 	return e.Name
 }
@@ -147,6 +150,23 @@ var ErrNotFound = errors.New("not found")
 // ErrEmbedderMismatch is returned when a store is opened with an embedder
 // other than the one its vectors were made with.
 var ErrEmbedderMismatch = errors.New("embedder mismatch")
+
+// EmbedderMismatchError is the error a backend returns (wrapped) for
+// ErrEmbedderMismatch: which embedder the store holds, which was asked for,
+// and the advice to paste. Instead is the backend's other way out (a new
+// store path, another database).
+type EmbedderMismatchError struct {
+	Held, Want EmbedderInfo
+	Instead    string
+}
+
+func (e *EmbedderMismatchError) Error() string {
+	return fmt.Sprintf("holds vectors of embedder %s (dimension %d), not %s (dimension %d): run with --embedder %s, or %s to re-ingest with %s",
+		e.Held.Name, e.Held.Dimension, e.Want.Name, e.Want.Dimension, e.Held.Spec(), e.Instead, e.Want.Spec())
+}
+
+// Is makes errors.Is(err, ErrEmbedderMismatch) hold.
+func (e *EmbedderMismatchError) Is(target error) bool { return target == ErrEmbedderMismatch }
 
 // Stats counts what a store holds.
 type Stats struct {

@@ -74,7 +74,13 @@ func TestEmbedderAdviceWorksWhenPasted(t *testing.T) {
 	if _, errs, err := runCmd(t, "--store", db, "--embedder", "hash:64", doc); err != nil {
 		t.Fatalf("%v\n%s", err, errs)
 	}
+	// Without --embedder, ingest keeps to what the store holds and says so.
 	_, errs, err := runCmd(t, "--store", db, doc)
+	if err != nil || !strings.Contains(errs, "using --embedder hash:64") {
+		t.Fatalf("ingest without --embedder into a hash:64 store: %v\n%s", err, errs)
+	}
+	// Another --embedder, given, is refused with advice that works when pasted.
+	_, errs, err = runCmd(t, "--store", db, "--embedder", "hash:32", doc)
 	advice := regexp.MustCompile(`run with --embedder (\S+),`).FindStringSubmatch(errs)
 	if err == nil || advice == nil {
 		t.Fatalf("want a mismatch error with advice, got %v:\n%s", err, errs)
@@ -86,8 +92,22 @@ func TestEmbedderAdviceWorksWhenPasted(t *testing.T) {
 		t.Fatalf("the advised --embedder %s fails: %v\n%s", advice[1], err, errs)
 	}
 	// What the store records is accepted as written, too.
-	if _, errs, err := runCmd(t, "--store", db, "--embedder", "hash-v1:64", doc); err != nil {
-		t.Fatalf("--embedder hash-v1:64: %v\n%s", err, errs)
+	if _, errs, err := runCmd(t, "--store", db, "--embedder", "hash-v2:64", doc); err != nil {
+		t.Fatalf("--embedder hash-v2:64: %v\n%s", err, errs)
+	}
+
+	// A store made with the earlier offline embedder keeps working: ingest
+	// adopts it, and a mismatch advises its own name.
+	old := "sqlite://" + filepath.Join(dir, "old.db")
+	if _, errs, err := runCmd(t, "--store", old, "--embedder", "hash-v1:64", doc); err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	if _, errs, err := runCmd(t, "--store", old, doc); err != nil || !strings.Contains(errs, "using --embedder hash-v1:64") {
+		t.Fatalf("ingest into a hash-v1 store: %v\n%s", err, errs)
+	}
+	_, errs, _ = runCmd(t, "--store", old, "--embedder", "hash:64", doc)
+	if !strings.Contains(errs, "run with --embedder hash-v1:64,") {
+		t.Errorf("advice for a hash-v1 store:\n%s", errs)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"docgraph/cmd/internal/cli"
 	"docgraph/pipeline"
+	"docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.
@@ -46,6 +47,9 @@ type ingestOptions struct {
 	ShutdownTimeout time.Duration
 	// KGTriples are subject|relation|object files to import (see kg.go).
 	KGTriples []string
+	// embedderSet is true when --embedder was given (flag, env or config);
+	// otherwise an existing store's own embedder is used.
+	embedderSet bool
 }
 
 // errSomeFailed makes the exit status 2 when some documents failed but the
@@ -87,6 +91,8 @@ run early, 1 when the run itself failed or the command line was wrong.`,
 				return err
 			}
 			opts.Paths = args
+			f := cmd.Flags().Lookup("embedder")
+			opts.embedderSet = f.Changed || f.Value.String() != f.DefValue
 			return runIngest(cmd.Context(), opts, io)
 		},
 	}
@@ -117,15 +123,11 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	models, err := pipeline.NewModels(ctx, opts.Settings)
+	models, st, err := openForIngest(ctx, opts, io)
 	if err != nil {
 		return err
 	}
 	defer models.Close()
-	st, err := pipeline.OpenStore(ctx, opts.Settings, models.Embedder, models.Merger())
-	if err != nil {
-		return err
-	}
 	defer st.Close()
 	p, err := pipeline.New(opts.Settings, models, st)
 	if err != nil {
@@ -189,10 +191,36 @@ const (
 	maxWarningLines = 20
 )
 
+// openForIngest builds the models and opens the store. Without an
+// --embedder, a store that holds another embedder's vectors (one made
+// before the offline embedder's current version, or with a provider's)
+// is ingested with that embedder, and a note says so.
+func openForIngest(ctx context.Context, opts *ingestOptions, io streams) (*pipeline.Models, store.Store, error) {
+	for attempt := 0; ; attempt++ {
+		models, err := pipeline.NewModels(ctx, opts.Settings)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := pipeline.OpenStore(ctx, opts.Settings, models.Embedder, models.Merger())
+		if err == nil {
+			return models, st, nil
+		}
+		models.Close()
+		var mm *store.EmbedderMismatchError
+		if opts.embedderSet || attempt > 0 || !errors.As(err, &mm) {
+			return nil, nil, err
+		}
+		fmt.Fprintf(io.Err, "ingest: note: the store holds vectors of embedder %s (dimension %d); using --embedder %s (give --embedder to choose)\n",
+			mm.Held.Name, mm.Held.Dimension, mm.Held.Spec())
+		opts.Settings.Embedder = mm.Held.Spec()
+	}
+}
+
 func printSummary(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintf(w, "documents: %d added, %d updated, %d unchanged, %d renamed, %d duplicate, %d deleted, %d failed (%s)\n",
 		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
-	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions\n", s.ChunksWritten, s.EntityMentions, s.RelationMentions)
+	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; names resolved to another name of their document: %d\n",
+		s.ChunksWritten, s.EntityMentions, s.RelationMentions, s.EntitiesMerged)
 	if t := s.Totals; t != nil {
 		fmt.Fprintf(w, "store: %d documents, %d chunks, %d entities, %d relations, %d mentions (embedder %s/%d)\n",
 			t.Documents, t.Chunks, t.Entities, t.Relations, t.Mentions, t.Embedder.Name, t.Embedder.Dimension)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"docgraph/embedstore"
 )
 
 func TestStatus(t *testing.T) {
@@ -33,7 +35,7 @@ func TestStatus(t *testing.T) {
 	if rep.Documents != 5 || rep.ByStatus["done"] != 3 || rep.ByStatus["failed"] != 2 || rep.ByStatus["processing"] != 0 {
 		t.Fatalf("counts by state: %+v", rep)
 	}
-	if rep.Embedder.Name != "hash-v1" || rep.Embedder.Dimension != 64 || !strings.Contains(rep.Store, db) {
+	if rep.Embedder.Name != embedstore.NewHash().Name() || rep.Embedder.Dimension != 64 || !strings.Contains(rep.Store, db) {
 		t.Fatalf("store and embedder: %+v", rep)
 	}
 	if rep.Chunks == 0 || rep.Entities == 0 || rep.Relations == 0 || rep.Mentions == 0 {
@@ -52,7 +54,7 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"3 done, 2 failed", "hash-v1, dimension 64", "failed:", "empty.md: ", "binary.txt: "} {
+	for _, want := range []string{"3 done, 2 failed", embedstore.NewHash().Name() + ", dimension 64", "failed:", "empty.md: ", "binary.txt: "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status output lacks %q:\n%s", want, text)
 		}

@@ -48,7 +48,7 @@ func TestQueryUserErrors(t *testing.T) {
 			Want: []string{`--mode "nonsense": unknown mode (available: mix, naive, local, global, hybrid, logic, path)`, hint}},
 		{Name: "unknown embedder", Args: []string{"--store", db, "--embedder", "word2vec", "x"}, Want: []string{"--embedder word2vec"}, NoHint: true},
 		{Name: "embedder mismatch", Args: []string{"--store", db, "--embedder", "hash:64", "x"},
-			Want: []string{"holds vectors of embedder hash-v1 (dimension 384), not hash-v1 (dimension 64): run with --embedder hash:384"}, NoHint: true},
+			Want: []string{"holds vectors of embedder hash-v2 (dimension 384), not hash-v2 (dimension 64): run with --embedder hash:384"}, NoHint: true},
 		{Name: "unknown model", Args: []string{"--store", db, "--llm", "gpt-4o", "x"}, Want: []string{"--llm gpt-4o: llm spec"}, NoHint: true},
 		{Name: "no store", Args: []string{"--store", "sqlite://" + missing, "x"},
 			Want: []string{"query: no store at " + missing + ": nothing has been ingested there (make one with: ingest --store sqlite://" + missing + " PATH...)"}, NoHint: true},

@@ -59,12 +59,22 @@ var schemaStatements = []statement{
 	`CREATE INDEX docgraph_relates_id IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.id)`,
 }
 
+// Full-text index DDL. The cjk analyzer (Lucene's CJKAnalyzer) cuts
+// Chinese, Japanese and Korean into overlapping bigrams, as the SQLite store
+// does; Latin text it splits into words, lower-cases and rids of English
+// stop words but does not stem. Neo4j keeps one full-text index per label
+// and property list, so one analyzer serves every script; measured with the
+// SQLite store's BM25 on 2wiki, stemming moves R@2/R@5 by +0.5/-0.5 only.
+// An index of an earlier docgraph (analyzer english) is dropped and
+// rebuilt by the DROP statements (textAnalyzer is what they are checked against).
 const (
-	// The english analyzer stems, like the SQLite store's porter tokenizer.
+	textAnalyzer       = "cjk"
 	stmtChunkTextIndex = "CREATE FULLTEXT INDEX docgraph_chunk_text IF NOT EXISTS FOR (c:Chunk) ON EACH [c.text] " +
-		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
 	stmtEntityTextIndex = "CREATE FULLTEXT INDEX docgraph_entity_text IF NOT EXISTS FOR (e:Entity) ON EACH [e.name, e.description] " +
-		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
+		"OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}"
+	stmtDropChunkTextIndex  = `DROP INDEX docgraph_chunk_text IF EXISTS`
+	stmtDropEntityTextIndex = `DROP INDEX docgraph_entity_text IF EXISTS`
 )
 
 // Vector index DDL; $dimension is the embedder's dimension (an INTEGER).

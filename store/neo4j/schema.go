@@ -74,8 +74,7 @@ func (s *Store) compareEmbedder(held store.EmbedderInfo, found bool) error {
 	case s.emb == (store.EmbedderInfo{}):
 		s.emb = held
 	case s.emb != held:
-		return s.fail("open", fmt.Errorf("the database holds vectors of embedder %s (dimension %d), not %s (dimension %d): run with --embedder %s, or use another database (--neo4j-database) to re-ingest with %s: %w",
-			held.Name, held.Dimension, s.emb.Name, s.emb.Dimension, held.Spec(), s.emb.Spec(), store.ErrEmbedderMismatch))
+		return s.fail("open", fmt.Errorf("the database %w", &store.EmbedderMismatchError{Held: held, Want: s.emb, Instead: "use another database (--neo4j-database)"}))
 	}
 	return nil
 }
@@ -88,13 +87,17 @@ type searchIndex struct {
 	properties []string
 	create     statement // vector index DDL takes $dimension
 	name       string    // the name queries use: ours, or an equivalent index's
+	analyzer   string    // full-text indexes: the analyzer create gives them
+	drop       statement // full-text indexes: drops ours for a rebuild
 }
 
 // searchIndexes lists the indexes this server and embedder get.
 func (s *Store) searchIndexes() []*searchIndex {
 	idx := []*searchIndex{
-		{kind: "FULLTEXT", entity: "NODE", token: "Chunk", properties: []string{"text"}, create: stmtChunkTextIndex, name: idxChunkText},
-		{kind: "FULLTEXT", entity: "NODE", token: "Entity", properties: []string{"name", "description"}, create: stmtEntityTextIndex, name: idxEntityText},
+		{kind: "FULLTEXT", entity: "NODE", token: "Chunk", properties: []string{"text"}, create: stmtChunkTextIndex, name: idxChunkText,
+			analyzer: textAnalyzer, drop: stmtDropChunkTextIndex},
+		{kind: "FULLTEXT", entity: "NODE", token: "Entity", properties: []string{"name", "description"}, create: stmtEntityTextIndex, name: idxEntityText,
+			analyzer: textAnalyzer, drop: stmtDropEntityTextIndex},
 	}
 	if s.emb.Dimension == 0 {
 		return idx
@@ -137,6 +140,17 @@ func (s *Store) ensureSearchIndexes(ctx context.Context) error {
 	}
 	if err := dimensionConflict(existing, want, s.emb); err != nil {
 		return s.fail("open", err)
+	}
+	rebuild, err := analyzerConflict(existing, want)
+	if err != nil {
+		return s.fail("open", err)
+	}
+	for _, w := range rebuild {
+		// A full-text index is derived from the nodes' properties, so
+		// dropping it loses nothing: the create below repopulates it.
+		if err := exec(ctx, auto, w.drop, nil); err != nil {
+			return s.fail("drop index "+w.name+" to rebuild it", err)
+		}
 	}
 	for _, w := range want {
 		var params map[string]any
@@ -185,6 +199,7 @@ type existingIndex struct {
 	properties         []string
 	dimension          int
 	similarity         string
+	analyzer           string // full-text indexes
 }
 
 func (s *Store) listSearchIndexes(ctx context.Context, r runner) ([]existingIndex, error) {
@@ -210,6 +225,7 @@ func parseIndex(rec *n4j.Record) existingIndex {
 	if cfg, ok := recordMap(rec, "options")["indexConfig"].(map[string]any); ok {
 		x.dimension = int(integer(cfg, "vector.dimensions"))
 		x.similarity = strings.ToLower(str(cfg, "vector.similarity_function"))
+		x.analyzer = strings.ToLower(str(cfg, "fulltext.analyzer"))
 	}
 	return x
 }
@@ -270,6 +286,33 @@ func dimensionConflict(existing []existingIndex, want []*searchIndex, emb store.
 		}
 	}
 	return nil
+}
+
+// analyzerConflict checks the full-text indexes on what docgraph indexes
+// against the analyzer it needs. Its own (by name) with another analyzer,
+// as an earlier docgraph made them, are returned to be dropped and
+// rebuilt; someone else's on the same label and properties is an error
+// saying what to do, since IF NOT EXISTS would keep it and search would
+// tokenize queries unlike the text.
+func analyzerConflict(existing []existingIndex, want []*searchIndex) ([]*searchIndex, error) {
+	var rebuild []*searchIndex
+	for _, w := range want {
+		if w.kind != "FULLTEXT" {
+			continue
+		}
+		for _, x := range existing {
+			if x.kind != "FULLTEXT" || x.analyzer == w.analyzer || (x.name != w.name && !x.covers(w)) {
+				continue
+			}
+			if x.name == w.name {
+				rebuild = append(rebuild, w)
+				break
+			}
+			return nil, fmt.Errorf("full-text index %s on (:%s).%s uses analyzer %q, docgraph needs %q (words, and CJK text as bigrams): drop it (DROP INDEX %s) and open the store again, which builds docgraph's own from the stored text",
+				x.name, w.token, strings.Join(w.properties, ", ."), x.analyzer, w.analyzer, quoteName(x.name))
+		}
+	}
+	return rebuild, nil
 }
 
 // resolveNames points each wanted index at the index that serves it: the

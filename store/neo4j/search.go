@@ -9,6 +9,7 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"docgraph/cjk"
 	"docgraph/store"
 )
 
@@ -234,23 +235,16 @@ const maxQueryTerms = 64
 
 // queryTerms turns arbitrary user text into Lucene terms that cannot fail
 // to parse or change the query's meaning: its words, lower-cased (so AND,
-// OR and NOT are words, not operators), de-duplicated and escaped.
+// OR and NOT are words, not operators), and the bigrams of CJK runs, each
+// once and escaped. Bigrams are cut here, as the SQLite store cuts them,
+// so every term is one token of the cjk analyzer.
 func queryTerms(text string) []string {
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
-	})
-	seen := map[string]bool{}
-	terms := make([]string, 0, min(len(words), maxQueryTerms))
-	for _, w := range words {
-		w = strings.ToLower(w)
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		terms = append(terms, escapeLucene(w))
-		if len(terms) == maxQueryTerms {
-			break
-		}
+	terms := cjk.TermList(text)
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
+	}
+	for i, t := range terms {
+		terms[i] = escapeLucene(t)
 	}
 	return terms
 }

@@ -190,7 +190,8 @@ func TestQueryTerms(t *testing.T) {
 		{`" * : - AND`, []string{"and"}},
 		{"NOT Rhine OR rhine", []string{"not", "rhine", "or"}},
 		{`text:Rhine^2 (Basel) "mouth"`, []string{"text", "rhine", "2", "basel", "mouth"}},
-		{`Rhine's  Zürich ライン川`, []string{"rhine", "s", "zürich", "ライン川"}},
+		{`Rhine's  Zürich ライン川`, []string{"rhine", "s", "zürich", "ライ", "イン", "ン川"}},
+		{`稻花香2号的亲本`, []string{"稻花", "花香", "2", "号的", "的亲", "亲本"}},
 		{`\x00Rhine\`, []string{"x00rhine"}},
 		{"\x00Rhine\\", []string{"rhine"}},
 	} {
@@ -264,6 +265,57 @@ func TestDimensionConflict(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAnalyzerConflict(t *testing.T) {
+	want := (&Store{}).searchIndexes()
+	chunkText := existingIndex{name: idxChunkText, kind: "FULLTEXT", entity: "NODE", tokens: []string{"Chunk"}, properties: []string{"text"}, analyzer: "cjk"}
+	with := func(x existingIndex, f func(*existingIndex)) existingIndex { f(&x); return x }
+	for _, c := range []struct {
+		name        string
+		existing    []existingIndex
+		wantRebuild []string
+		wantErr     []string
+	}{
+		{name: "none", existing: nil},
+		{name: "ours, cjk", existing: []existingIndex{chunkText}},
+		{name: "ours from an earlier docgraph, english", existing: []existingIndex{with(chunkText, func(x *existingIndex) { x.analyzer = "english" }),
+			{name: idxEntityText, kind: "FULLTEXT", entity: "NODE", tokens: []string{"Entity"}, properties: []string{"name", "description"}, analyzer: "english"}},
+			wantRebuild: []string{idxChunkText, idxEntityText}},
+		{name: "ours on other properties", existing: []existingIndex{with(chunkText, func(x *existingIndex) { x.properties = []string{"body"}; x.analyzer = "standard" })},
+			wantRebuild: []string{idxChunkText}},
+		{name: "someone else's on our properties, cjk", existing: []existingIndex{with(chunkText, func(x *existingIndex) { x.name = "chunk_search" })}},
+		{name: "someone else's on our properties, standard", existing: []existingIndex{with(chunkText, func(x *existingIndex) { x.name = "chunk_search"; x.analyzer = "standard" })},
+			wantErr: []string{"chunk_search", "(:Chunk).text", `"standard"`, `"cjk"`, "DROP INDEX `chunk_search`"}},
+		{name: "someone else's elsewhere", existing: []existingIndex{{name: "titles", kind: "FULLTEXT", entity: "NODE", tokens: []string{"Document"}, properties: []string{"title"}, analyzer: "english"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rebuild, err := analyzerConflict(c.existing, want)
+			var names []string
+			for _, w := range rebuild {
+				names = append(names, w.name)
+				if len(w.drop) == 0 {
+					t.Errorf("index %s has no drop statement", w.name)
+				}
+			}
+			if !reflect.DeepEqual(names, c.wantRebuild) {
+				t.Errorf("rebuild %v, want %v", names, c.wantRebuild)
+			}
+			if (err != nil) != (len(c.wantErr) > 0) {
+				t.Fatalf("err = %v, want one saying %q", err, c.wantErr)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("conflict %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	for _, w := range want {
+		if !strings.Contains(string(w.create), "'"+w.analyzer+"'") || !strings.Contains(string(w.drop), w.name) {
+			t.Errorf("index %s: create %q or drop %q disagrees with analyzer %q", w.name, w.create, w.drop, w.analyzer)
+		}
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"docgraph/store"
 )
@@ -135,32 +133,6 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 		}
 	}
 	return out, nil
-}
-
-// maxQueryTerms bounds the OR-query built from a user's text.
-const maxQueryTerms = 64
-
-// ftsQuery turns arbitrary user text into an FTS5 query that cannot fail to
-// parse: its words, each quoted as a string, OR-ed together. Operators,
-// quotes and column filters in the input are only ever separators.
-func ftsQuery(text string) string {
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
-	})
-	seen := map[string]bool{}
-	terms := make([]string, 0, len(words))
-	for _, w := range words {
-		w = strings.ToLower(w)
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		terms = append(terms, `"`+w+`"`)
-		if len(terms) == maxQueryTerms {
-			break
-		}
-	}
-	return strings.Join(terms, " OR ")
 }
 
 // SearchChunksText ranks chunks of done documents by BM25 over their text.

@@ -39,7 +39,10 @@ func init() {
 }
 
 // schemaVersion is bumped whenever the schema below changes incompatibly.
-const schemaVersion = 1
+// Version 2 made the FTS indexes contentless indexes of derived text
+// (fts.go): a version 1 store is migrated on open, and a docgraph that
+// reads only version 1 refuses version 2 rather than index raw text into it.
+const schemaVersion = 2
 
 // schema is the whole layout. Every derived row can be rebuilt from the
 // mention tables, which is what makes deletes exact.
@@ -49,9 +52,9 @@ const schemaVersion = 1
 //	                  notice writes made by another process)
 //	documents         one row per document id (content hash); status lifecycle
 //	chunks            seq (FTS rowid), id, doc_id, idx, text, offsets, embedding
-//	chunks_fts        FTS5 external-content index over chunks.text
+//	chunks_fts        FTS5 contentless index over docgraph_fts(chunks.text) (fts.go)
 //	entities          seq (FTS rowid), id, merged name/type/description, mentions, embedding
-//	entities_fts      FTS5 external-content index over entities.name, description
+//	entities_fts      FTS5 contentless index over docgraph_fts(entities.name, .description)
 //	relations         id, source_id, target_id, type, merged keywords/description, weight, embedding
 //	entity_mentions   one row per (entity, chunk) contribution: name, type, description fragment
 //	relation_mentions one row per (relation, chunk) contribution: keywords, description, weight
@@ -103,9 +106,6 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
 
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-	text, content='chunks', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
-
 CREATE TABLE IF NOT EXISTS entities(
 	seq         INTEGER PRIMARY KEY,
 	id          TEXT NOT NULL UNIQUE,
@@ -115,9 +115,6 @@ CREATE TABLE IF NOT EXISTS entities(
 	mentions    INTEGER NOT NULL DEFAULT 0,
 	embedding   BLOB
 );
-
-CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5(
-	name, description, content='entities', content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
 
 CREATE TABLE IF NOT EXISTS relations(
 	id          TEXT PRIMARY KEY,
@@ -302,12 +299,17 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 		s.Close()
 		return nil, err
 	}
-	// A store an older docgraph wrote lacks columns only a writer can add.
-	if missing, err := missingColumns(ctx, s.rdb); err != nil || len(missing) > 0 {
+	// A store an older docgraph wrote lacks columns and full-text indexes
+	// only a writer can add.
+	missing, err := missingColumns(ctx, s.rdb)
+	if err == nil && len(missing) > 0 {
+		err = fmt.Errorf("written by an older docgraph (no %s.%s column): run ingest on it once with write access to upgrade it", missing[0].table, missing[0].column)
+	}
+	if err == nil && meta["fts"] != ftsVersion {
+		err = fmt.Errorf("written by an older docgraph (full-text indexes of another kind): run ingest on it once with write access to upgrade it")
+	}
+	if err != nil {
 		s.Close()
-		if err == nil {
-			err = fmt.Errorf("written by an older docgraph (no %s.%s column): run ingest on it once with write access to upgrade it", missing[0].table, missing[0].column)
-		}
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	s.initCaches()
@@ -403,6 +405,12 @@ func (s *Store) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// After the embedder check: a store that will be refused is not rebuilt.
+	if rebuilt, err := ensureFTS(ctx, tx, meta["fts"]); err != nil {
+		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+	} else if rebuilt {
+		set["fts"] = ftsVersion
+	}
 	for k, v := range set {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
 			return fmt.Errorf("sqlite store %s: write meta: %w", s.path, err)
@@ -419,9 +427,9 @@ func (s *Store) init(ctx context.Context) error {
 // values a writable open records.
 func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	if v, ok := meta["schema_version"]; ok {
-		n, _ := strconv.Atoi(v)
-		if n != schemaVersion {
-			return nil, fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads version %d: re-ingest into a new --store path", s.path, v, schemaVersion)
+		// Version 1 differs only in its FTS indexes, which ensureFTS rebuilds.
+		if n, _ := strconv.Atoi(v); n != schemaVersion && n != 1 {
+			return nil, fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads versions 1 to %d: re-ingest into a new --store path", s.path, v, schemaVersion)
 		}
 	}
 	set := map[string]string{"schema_version": strconv.Itoa(schemaVersion)}
@@ -446,8 +454,7 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 			// Opened only to read or manage documents: adopt what the store holds.
 			s.emb = held
 		case s.emb != held:
-			return nil, fmt.Errorf("sqlite store %s holds vectors of embedder %s (dimension %d), not %s (dimension %d): run with --embedder %s, or use a new --store path to re-ingest with %s: %w",
-				s.path, held.Name, held.Dimension, s.emb.Name, s.emb.Dimension, held.Spec(), s.emb.Spec(), store.ErrEmbedderMismatch)
+			return nil, fmt.Errorf("sqlite store %s %w", s.path, &store.EmbedderMismatchError{Held: held, Want: s.emb, Instead: "use a new --store path"})
 		}
 	} else if s.emb != (store.EmbedderInfo{}) {
 		set["embedder_name"] = s.emb.Name

@@ -89,7 +89,7 @@ func TestMismatchMessageSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, store.ErrEmbedderMismatch) {
 		t.Fatalf("err = %v, want ErrEmbedderMismatch", err)
 	}
-	for _, want := range []string{"hash-v1", "ollama:nomic-embed-text", "--embedder", "--store", path} {
+	for _, want := range []string{storetest.Embedder().Name(), "ollama:nomic-embed-text", "--embedder", "--store", path} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

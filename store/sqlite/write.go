@@ -218,7 +218,7 @@ func (s *Store) removeDocument(ctx context.Context, tx *sql.Tx, id string, ch *c
 	for _, q := range []string{
 		`DELETE FROM entity_mentions WHERE doc_id = ?`,
 		`DELETE FROM relation_mentions WHERE doc_id = ?`,
-		`INSERT INTO chunks_fts(chunks_fts, rowid, text) SELECT 'delete', seq, text FROM chunks WHERE doc_id = ?`,
+		`DELETE FROM chunks_fts WHERE rowid IN (SELECT seq FROM chunks WHERE doc_id = ?)`,
 		`DELETE FROM chunks WHERE doc_id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
@@ -257,7 +257,7 @@ func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, w *store.Documen
 	if err := chunks.flush(); err != nil {
 		return fmt.Errorf("insert chunks: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT seq, text FROM chunks WHERE doc_id = ?`, d.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT seq, docgraph_fts(text) FROM chunks WHERE doc_id = ?`, d.ID); err != nil {
 		return fmt.Errorf("index chunk text: %w", err)
 	}
 
@@ -374,8 +374,8 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	if err := fill(ctx, tx, "fts_dirty", dirty); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(entities_fts, rowid, name, description)
-		SELECT 'delete', e.seq, e.name, e.description FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM entities_fts WHERE rowid IN
+		(SELECT e.seq FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id)`); err != nil {
 		return fmt.Errorf("unindex entities: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`, jsonList(deleted)); err != nil {
@@ -402,7 +402,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(rowid, name, description)
-		SELECT e.seq, e.name, e.description FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id`); err != nil {
+		SELECT e.seq, docgraph_fts(e.name), docgraph_fts(e.description) FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id`); err != nil {
 		return fmt.Errorf("index entities: %w", err)
 	}
 

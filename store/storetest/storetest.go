@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VectorSearch", s.testVectorSearch},
 		{"TextSearch", s.testTextSearch},
 		{"TextSearchHostileQueries", s.testTextSearchHostileQueries},
+		{"TextSearchCJK", s.testTextSearchCJK},
 		{"Neighbourhoods", s.testNeighbourhoods},
 		{"StatusLifecycle", s.testStatusLifecycle},
 		{"RenameDocument", s.testRenameDocument},

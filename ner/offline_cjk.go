@@ -1,0 +1,694 @@
+package ner
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"docgraph/cjk"
+)
+
+// Chinese, Japanese and Korean have no capitals and no spaces between
+// words, so the offline extractor finds their terms without a dictionary
+// from what the text itself marks: titles in 《》 and terms in 「」『』“”,
+// Latin words and numbers with their units or dates, the document title and
+// headings, and strings that recur within the chunk (the longest form that
+// recurs as often, not starting or ending with a function character).
+// Every known term is then found wherever it occurs, longest first.
+// Questions (Mentions) are too short to recur; they are cut into terms at
+// question and function words (Chinese), at hiragana (Japanese) and before
+// particles (Korean).
+
+// cjkMaxTerm bounds the length, in characters, of a recurring term.
+const cjkMaxTerm = 8
+
+// cjkTerm is a known term of the chunk and its type.
+type cjkTerm struct {
+	typ string
+}
+
+// cjkPrepare collects the chunk's known terms.
+func (x *offExtraction) cjkPrepare() {
+	x.cjkTerms = map[string]cjkTerm{}
+	addTerm := func(s, typ string) {
+		s = strings.TrimSpace(s)
+		if n := utf8.RuneCountInString(s); n < 2 || n > 40 || !cjk.Contains(s) {
+			return
+		}
+		if _, ok := x.cjkTerms[s]; !ok || typ == "document" {
+			x.cjkTerms[s] = cjkTerm{typ: typ}
+		}
+		x.cjkMax = max(x.cjkMax, utf8.RuneCountInString(s))
+	}
+	addTerm(x.title, "document")
+	addTerm(x.alias, x.aliasType)
+	// Markdown headings name what their section is about.
+	for _, line := range strings.Split(x.text, "\n") {
+		line = strings.TrimSpace(line)
+		if h := strings.TrimLeft(line, "#"); len(h) < len(line) && len(line)-len(h) <= 6 {
+			addTerm(strings.TrimSpace(h), cjkTypeOf(strings.TrimSpace(h)))
+		}
+	}
+	for _, b := range x.cjkBrackets(0, len(x.toks)) {
+		addTerm(x.text[b.start:b.end], b.typ)
+	}
+	if !x.query { // a question is too short for anything to recur
+		for term := range x.cjkRecurring() {
+			addTerm(term, cjkTypeOf(term))
+		}
+	}
+}
+
+// queryOffline finds the terms of questions for QueryTerms.
+var queryOffline = NewOffline()
+
+// QueryTerms cuts a question's CJK text into the terms it asks about, the
+// way Mentions does: "稻花香2号的亲本是哪个品种？" gives 稻花香2号, 亲本
+// and 品种. Text without CJK characters gives nothing.
+func QueryTerms(text string) []string {
+	if !cjk.Contains(text) {
+		return nil
+	}
+	var out []string
+	for _, e := range queryOffline.Mentions(text) {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// cjkBracket is the content of a bracket pair.
+type cjkBracket struct {
+	start, end int // bytes of the content
+	t0, t1     int // tokens of the content
+	typ        string
+}
+
+// cjkOpenClose maps opening brackets to their closing ones.
+var cjkOpenClose = map[rune]rune{'《': '》', '〈': '〉', '「': '」', '『': '』', '“': '”', '‘': '’', '【': '】', '〔': '〕'}
+
+// cjkBrackets finds bracketed titles and quoted terms in tokens [s0, s1):
+// 《》 and 〈〉 hold titles of works; quotes and corner brackets hold terms
+// when short, without a clause inside, and with CJK text.
+func (x *offExtraction) cjkBrackets(s0, s1 int) []cjkBracket {
+	var out []cjkBracket
+	for k := s0; k < s1; k++ {
+		t := x.toks[k]
+		closeR, ok := cjkOpenClose[t.r]
+		if t.kind != offPunct || !ok {
+			continue
+		}
+		limit := 16
+		if t.r == '《' || t.r == '〈' {
+			limit = 40
+		}
+		for j := k + 1; j < s1 && j-k <= 48; j++ {
+			u := x.toks[j]
+			if u.kind == offPunct && u.r == closeR {
+				start, end := int(t.end), int(u.start)
+				content := x.text[start:end]
+				n := utf8.RuneCountInString(content)
+				if j > k+1 && n <= limit && !strings.ContainsAny(content, "\n。！？；，,") && cjk.Contains(content) {
+					typ := "other"
+					if t.r == '《' || t.r == '〈' {
+						typ = "work"
+					}
+					out = append(out, cjkBracket{start: start, end: end, t0: k + 1, t1: j, typ: typ})
+				}
+				k = j
+				break
+			}
+			if u.kind == offPunct && (offCJKEnd(u.r) || u.r == t.r) || u.has(offNL) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// cjkRun is a stretch of CJK characters, digits and Latin letters with no
+// space or punctuation inside: "稻花香2号的亲本为松粳9号".
+type cjkRun struct {
+	text  string
+	runes []rune
+	off   []int // byte offset of each rune in text, and of the end
+}
+
+// str is runes [i, j) as a slice of the text, without allocating.
+func (r cjkRun) str(i, j int) string { return r.text[r.off[i]:r.off[j]] }
+
+// runsOf cuts plain text (no tokens) into runs.
+func runsOf(text string) []cjkRun {
+	var out []cjkRun
+	var r cjkRun
+	flush := func(end int) {
+		if len(r.runes) > 0 && cjk.Contains(r.text[r.off[0]:end]) {
+			r.off = append(r.off, end)
+			out = append(out, r)
+		}
+		r = cjkRun{text: text}
+	}
+	r.text = text
+	for i, c := range text {
+		if cjk.Is(c) || alnum(c) {
+			r.runes = append(r.runes, c)
+			r.off = append(r.off, i)
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+	return out
+}
+
+func (x *offExtraction) cjkRuns(s0, s1 int) []cjkRun {
+	var out []cjkRun
+	for k := s0; k < s1; {
+		if x.toks[k].kind != offCJK {
+			k++
+			continue
+		}
+		a, b := k, k+1
+		for a > s0 && x.joins(a-1, s0, s1) && x.toks[a-1].end == x.toks[a].start {
+			a--
+		}
+		for b < s1 && x.joins(b, s0, s1) && x.toks[b].start == x.toks[b-1].end {
+			b++
+		}
+		r := cjkRun{text: x.text}
+		for i := int(x.toks[a].start); i < int(x.toks[b-1].end); {
+			c, w := utf8.DecodeRuneInString(x.text[i:])
+			if 0xFE00 <= c && c <= 0xFE0F {
+				i += w
+				continue
+			}
+			r.runes = append(r.runes, c)
+			r.off = append(r.off, i)
+			i += w
+		}
+		r.off = append(r.off, int(x.toks[b-1].end))
+		out = append(out, r)
+		k = b
+	}
+	return out
+}
+
+// joins reports whether token k belongs in a run: any word, and the
+// middle dot of transliterated names between two of them ("派西·卫斯理").
+func (x *offExtraction) joins(k, s0, s1 int) bool {
+	t := x.toks[k]
+	if t.kind != offPunct {
+		return true
+	}
+	return (t.r == '·' || t.r == '‧') && k > s0 && k+1 < s1 && x.toks[k-1].kind != offPunct && x.toks[k+1].kind != offPunct &&
+		x.toks[k-1].end == t.start && x.toks[k+1].start == t.end
+}
+
+// alnum reports a Latin letter or digit: a term may not start or end inside a word or number.
+func alnum(r rune) bool { return !cjk.Is(r) && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+
+// boundary reports whether a term may span runes [i, j) of the run.
+func (r cjkRun) boundary(i, j int) bool {
+	if i > 0 && alnum(r.runes[i]) && alnum(r.runes[i-1]) {
+		return false
+	}
+	return j >= len(r.runes) || !(alnum(r.runes[j-1]) && alnum(r.runes[j]))
+}
+
+// cjkRecurring returns the chunk's recurring terms: strings of 2 to
+// cjkMaxTerm characters seen at least twice, not inside a known term,
+// with a CJK character, not opening with a digit, and no longer string
+// containing them recurring as often.
+func (x *offExtraction) cjkRecurring() map[string]bool {
+	runs := x.cjkRuns(0, len(x.toks))
+	// Occurrences of the known terms are masked: their parts are no new terms.
+	known := make([]string, 0, len(x.cjkTerms))
+	for t := range x.cjkTerms {
+		known = append(known, t)
+	}
+	sort.Slice(known, func(i, j int) bool { return len(known[i]) > len(known[j]) })
+	total := 0
+	for _, r := range runs {
+		total += len(r.runes)
+	}
+	counts := make([]map[string]int, cjkMaxTerm+2)
+	for n := range counts {
+		counts[n] = make(map[string]int, total)
+	}
+	for _, r := range runs {
+		masked := make([]bool, len(r.runes))
+		s := r.str(0, len(r.runes))
+		for _, t := range known {
+			for from := 0; ; {
+				i := strings.Index(s[from:], t)
+				if i < 0 {
+					break
+				}
+				b := r.off[0] + from + i
+				for k := sort.SearchInts(r.off, b); k < len(r.runes) && r.off[k] < b+len(t); k++ {
+					masked[k] = true
+				}
+				from += i + len(t)
+			}
+		}
+		for i := range r.runes {
+			for n := 2; n <= cjkMaxTerm+1 && i+n <= len(r.runes); n++ {
+				if masked[i+n-1] || masked[i] {
+					break
+				}
+				if !r.boundary(i, i+n) || !cjkTermShape(r.runes[i:i+n]) {
+					continue
+				}
+				counts[n][r.str(i, i+n)]++
+			}
+		}
+	}
+	// A string is kept unless a one-character-longer string holding it recurs as often.
+	out := map[string]bool{}
+	for n := 2; n <= cjkMaxTerm; n++ {
+		covered := map[string]int{}
+		for h, c := range counts[n+1] {
+			if c < 2 {
+				continue
+			}
+			_, first := utf8.DecodeRuneInString(h)
+			_, last := utf8.DecodeLastRuneInString(h)
+			for _, g := range []string{h[:len(h)-last], h[first:]} {
+				covered[g] = max(covered[g], c)
+			}
+		}
+		for g, c := range counts[n] {
+			if c >= 2 && covered[g] < c && !zhCommon[g] {
+				out[g] = true
+			}
+		}
+	}
+	return out
+}
+
+// cjkTermShape reports whether a string can be a term: it has a CJK
+// character, opens with no digit, and neither opens nor ends with a
+// function character nor holds 的 or 了.
+func cjkTermShape(rs []rune) bool {
+	if unicode.IsDigit(rs[0]) || cjkStartStop[rs[0]] || cjkEndStop[rs[len(rs)-1]] {
+		return false
+	}
+	has := false
+	for _, r := range rs {
+		if r == '的' || r == '了' {
+			return false
+		}
+		has = has || cjk.Is(r)
+	}
+	return has
+}
+
+func runeSet(s string) map[rune]bool {
+	m := map[rune]bool{}
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			m[r] = true
+		}
+	}
+	return m
+}
+
+// Function characters no term opens or ends with (Chinese particles,
+// prepositions, conjunctions, pronouns and adverbs; Japanese particles).
+var (
+	cjkStartStop = runeSet(`的了着过是在和与及或等也都就而之其这那并但又还被把将从向对于以为由所因如若则即不没很更最已曾便才再仍每各该此他她它们我你到给让使至后里个号称地得入
+		はがをにへとでもやのかな`)
+	cjkEndStop = runeSet(`的了着过是在和与及或等也都就而之其这那并但又还被把将从向对于以为由所因如若则即不没很更最已曾便才再仍每各该此他她它我你到给让使至自时中上里内个一称地得
+		はがをにへとでもやのかなしてた`)
+)
+
+// zhCommon are frequent Chinese words that recur in any text: they are
+// no entity, however often a chunk repeats them (like English stop words,
+// a short fixed list, not a dictionary of terms).
+var zhCommon = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`所有 必须 许多 工作 人员 可以 一个 没有 我们 他们 她们 它们 你们 这些 那些 进行 成为 开始 包括 其中
+		以及 主要 重要 由于 因此 目前 之后 之前 以后 以前 时间 时候 地方 方面 问题 情况 部分 一些 一种 一样 一起 一直 一般 一定 已经
+		正在 还是 或者 而且 但是 因为 所以 如果 虽然 然后 于是 不过 只是 就是 也是 都是 还有 并且 同时 此外 另外 其他 其它 各种 各个
+		这个 那个 这种 那种 非常 十分 特别 更加 比较 最后 最终 首先 其次 然而 仍然 依然 曾经 当时 现在 今天 后来 随后 不久 之间 期间
+		以上 以下 之一 之外 以外 左右 大约 超过 不同 相同 类似 同样 共同 一同 各自 自己 本身 自身 对方 双方 有关 相关 关于 对于 根据
+		通过 按照 作为 属于 位于 来自 具有 拥有 出现 发生 发现 认为 表示 提出 进入 离开 加入 参加 参与 采取 设立 建立 使用 利用 需要
+		可能 能够 应该 发展 影响 作用 结果 原因 方式 方法 过程 时期 早期 中期 后期 初期 年代 世纪 地区 区域 国家 世界 全国 全球 社会
+		人们 一共 总共 共有 包含 组成 形成 成立 举行 举办 获得 得到 取得 受到 给予 提供 支持 继续 名字 名称 意思 颜色 类型 措施 特点
+		人物 作品 地点 目的 数量 东西 事情 事件 部门 单位 其后 此后 最初 开始时 当中 其间 以来 以后 不断 一度 主要是 成员 之中 由此
+		同年 次年 翌年 当年 该年 今年 去年 明年 多年 每年 全年 上午 下午 晚上 早上 第一 第二 第三 一次 两次 再次 首次 多次 进一步
+		可分 分为 称为 叫做 被称为 又称 简称 俗称 包括了 开办 创办 创建 建成 完成 开始了 结束 期限 范围 内容 方向 水平 程度 标准 条件`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// CommonWord reports a frequent word of a CJK language that is no name.
+func CommonWord(w string) bool { return zhCommon[w] }
+
+// cjkTypeOf guesses a term's type from its last characters: 市, 省, 江 are
+// places, 公司, 大学, 委员会 organisations.
+func cjkTypeOf(term string) string {
+	for _, suf := range cjkOrgSuffixes {
+		if strings.HasSuffix(term, suf) {
+			return "organization"
+		}
+	}
+	r, _ := utf8.DecodeLastRuneInString(term)
+	if cjkPlaceEnds[r] {
+		return "location"
+	}
+	return "other"
+}
+
+var cjkOrgSuffixes = strings.Fields(`公司 集团 大学 学院 学校 中学 小学 协会 学会 委员会 银行 医院 研究所 研究院 政府 法院
+	俱乐部 球队 乐队 出版社 报社 电视台 电台 基金会 联盟 组织 党 会社 株式会社 大学校 협회 대학교 회사 은행`)
+
+var cjkPlaceEnds = runeSet(`省市县区镇乡村州郡国岛山峰河江湖海洋湾港路街站桥城岭谷洲都府道시군구도읍면동리산강섬`)
+
+// cjkUnits are what make a number worth keeping; longest first.
+var cjkUnits = func() []string {
+	u := strings.Fields(`平方公里 平方千米 平方米 公里 千米 厘米 毫米 公分 英里 米 公顷 亩 公斤 千克 克 吨 立方米 升
+		亿港元 亿美元 亿元 万元 万美元 美元 港元 日元 欧元 元 人民币 亿 万 % ％ 度 岁 人 名 座 所 家 层 倍 届 部 集 卷 册 页
+		メートル キロメートル キロ 円 万円 億円 人 歳 年目 킬로미터 미터 원 달러 명 세`)
+	sort.SliceStable(u, func(i, j int) bool { return len(u[i]) > len(u[j]) })
+	return u
+}()
+
+// cjkSentence adds the CJK mentions of one sentence, tokens [s0, s1).
+func (x *offExtraction) cjkSentence(si, s0, s1 int) {
+	var taken [][2]int
+	free := func(a, b int) bool {
+		for _, t := range taken {
+			if a < t[1] && t[0] < b {
+				return false
+			}
+		}
+		return true
+	}
+	add := func(start, end, t0, t1 int, typ string) {
+		taken = append(taken, [2]int{start, end})
+		x.add(offSpan{start: start, end: end, t0: t0, t1: t1, sent: si, name: x.text[start:end], typ: typ, quoted: typ == "work"})
+	}
+	for _, b := range x.cjkBrackets(s0, s1) {
+		add(b.start, b.end, b.t0, b.t1, b.typ)
+	}
+	x.cjkNumbers(s0, s1, free, add)
+	x.cjkLatin(s0, s1, free, add)
+	for _, r := range x.cjkRuns(s0, s1) {
+		found := x.cjkKnown(r, free, add)
+		if x.query {
+			r.segments(found, func(i int) bool { return !free(r.off[i], r.off[i+1]) }, x.bridge, func(i, j int) {
+				start, end := r.off[i], r.off[j]
+				add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
+			})
+		}
+	}
+}
+
+// cjkLatin adds the Latin words written inside CJK text ("ω-force",
+// "Go语言", "Ken Thompson"): a CJK writer spells a term in Latin letters
+// because it is one. Capitalised names are also found by names(), typed.
+func (x *offExtraction) cjkLatin(s0, s1 int, free func(a, b int) bool, add func(start, end, t0, t1 int, typ string)) {
+	for k := s0; k < s1; k++ {
+		if x.toks[k].kind != offWord {
+			continue
+		}
+		j := k + 1
+		for j < s1 && x.toks[j].kind == offWord && x.toks[j].start == x.toks[j-1].end+1 && x.text[x.toks[j-1].end] == ' ' {
+			j++
+		}
+		start, end := int(x.toks[k].start), int(x.toks[j-1].end)
+		nextToCJK := k > s0 && x.toks[k-1].kind == offCJK || j < s1 && x.toks[j].kind == offCJK
+		lone := j == k+1 && !x.toks[k].has(offCap) && (offStopWords[x.lower(k)] || offConnectors[x.lower(k)])
+		if nextToCJK && end-start >= 2 && !lone && free(start, end) {
+			add(start, end, k, j, "other")
+		}
+		k = j - 1
+	}
+}
+
+// tokenAt returns the index of the token holding byte b.
+func (x *offExtraction) tokenAt(b int) int {
+	return sort.Search(len(x.toks), func(i int) bool { return int(x.toks[i].end) > b })
+}
+
+// cjkKnown adds every occurrence of a known term in the run, longest first,
+// and returns the rune ranges it covered.
+func (x *offExtraction) cjkKnown(r cjkRun, free func(a, b int) bool, add func(start, end, t0, t1 int, typ string)) [][2]int {
+	var found [][2]int
+	if len(x.cjkTerms) == 0 {
+		return nil
+	}
+	for i := 0; i < len(r.runes); {
+		matched := 0
+		for n := min(x.cjkMax, len(r.runes)-i); n >= 2; n-- {
+			term, ok := x.cjkTerms[r.str(i, i+n)]
+			if !ok || !r.boundary(i, i+n) || !free(r.off[i], r.off[i+n]) {
+				continue
+			}
+			start, end := r.off[i], r.off[i+n]
+			add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, term.typ)
+			found = append(found, [2]int{i, i + n})
+			matched = n
+			break
+		}
+		i += max(matched, 1)
+	}
+	return found
+}
+
+// cjkNumbers adds years and dates (1997年, 2012年1月12日, 5月10日) and
+// numbers with units (548公里, 109亿港元) written in digits.
+func (x *offExtraction) cjkNumbers(s0, s1 int, free func(a, b int) bool, add func(start, end, t0, t1 int, typ string)) {
+	// unitAfter returns the bytes of a prefix of token k (a CJK token
+	// right after a number) that is one of units.
+	unitAfter := func(k int, units ...string) (string, bool) {
+		if k >= s1 || x.toks[k].kind != offCJK || x.toks[k].start != x.toks[k-1].end {
+			return "", false
+		}
+		w := x.word(k)
+		for _, u := range units {
+			if strings.HasPrefix(w, u) {
+				return u, true
+			}
+		}
+		return "", false
+	}
+	for k := s0; k < s1; k++ {
+		t := x.toks[k]
+		if t.kind != offNum || x.consumed[k] || k > s0 && x.toks[k-1].kind == offWord && x.toks[k-1].end == t.start {
+			continue
+		}
+		start, end, last, typ := int(t.start), 0, k, ""
+		digits := int(t.end - t.start)
+		if u, ok := unitAfter(k+1, "号", "型", "式"); ok && k > s0 && x.toks[k-1].kind == offCJK && x.toks[k-1].end == t.start {
+			// A designation: "松粳9号", "歼10型", named by the characters
+			// before the number back to a function character.
+			rs := []rune(x.word(k - 1))
+			i := len(rs)
+			for i > 0 && len(rs)-i < 4 && !cjkStartStop[rs[i-1]] && !cjkEndStop[rs[i-1]] && rs[i-1] != '第' {
+				i--
+			}
+			if i < len(rs) {
+				start = int(x.toks[k-1].end) - len(string(rs[i:]))
+				end, last, typ = int(x.toks[k+1].start)+len(u), k+1, "other"
+			}
+		} else if u, ok := unitAfter(k+1, "年代", "年"); ok && t.has(offDigits) && digits == 4 {
+			end, last, typ = int(x.toks[k+1].start)+len(u), k+1, "date"
+			// ...and a month and day written right after.
+			if u == "年" && int(x.toks[k+1].end) == end && k+2 < s1 && x.toks[k+2].kind == offNum && x.toks[k+2].start == x.toks[k+1].end {
+				if m, ok := unitAfter(k+3, "月"); ok {
+					end, last = int(x.toks[k+3].start)+len(m), k+3
+					if int(x.toks[k+3].end) == end && k+4 < s1 && x.toks[k+4].kind == offNum && x.toks[k+4].start == x.toks[k+3].end {
+						if d, ok := unitAfter(k+5, "日", "号"); ok {
+							end, last = int(x.toks[k+5].start)+len(d), k+5
+						}
+					}
+				}
+			}
+		} else if m, ok := unitAfter(k+1, "月"); ok && t.has(offDigits) && digits <= 2 {
+			end, last, typ = int(x.toks[k+1].start)+len(m), k+1, "date"
+			if int(x.toks[k+1].end) == end && k+2 < s1 && x.toks[k+2].kind == offNum && x.toks[k+2].start == x.toks[k+1].end {
+				if d, ok := unitAfter(k+3, "日", "号"); ok {
+					end, last = int(x.toks[k+3].start)+len(d), k+3
+				}
+			}
+		} else if u, ok := unitAfter(k+1, cjkUnits...); ok {
+			end, last, typ = int(x.toks[k+1].start)+len(u), k+1, "number"
+		}
+		if typ == "" || !free(start, end) {
+			continue
+		}
+		for j := k; j <= last; j++ {
+			if x.toks[j].kind == offNum {
+				x.consumed[j] = true
+			}
+		}
+		add(start, end, x.tokenAt(start), last+1, typ)
+		k = last
+	}
+}
+
+// segments cuts the parts of a question's run that are no known term
+// (found: rune ranges) and not taken (dates and numbers found before) into
+// terms at function words, calling emit with each term's rune range.
+// bridge also reads terms joined by 和, 与, 及 or 之 as one.
+func (r cjkRun) segments(found [][2]int, taken func(i int) bool, bridge bool, emit func(i, j int)) {
+	cut := make([]bool, len(r.runes)+1) // cut[i]: rune i is no part of a term
+	for _, f := range found {
+		for i := f[0]; i < f[1]; i++ {
+			cut[i] = true
+		}
+	}
+	for i := range r.runes {
+		cut[i] = cut[i] || taken(i)
+	}
+	var split []int
+	// asked[i]: a question word ends before rune i, so the term there is
+	// what is asked for ("什么颜色", "哪一年", "何メートル"), not what the
+	// question is about.
+	asked := make([]bool, len(r.runes)+1)
+	japanese, korean := false, false
+	for _, c := range r.runes {
+		japanese = japanese || unicode.Is(unicode.Hiragana, c) || unicode.Is(unicode.Katakana, c)
+		korean = korean || unicode.Is(unicode.Hangul, c)
+	}
+	switch {
+	case korean:
+		// A Korean word ends in its particle: strip the longest one.
+		end := len(r.runes)
+		for _, p := range koParticles {
+			if pr := []rune(p); len(pr) < end && r.str(end-len(pr), end) == p {
+				for i := end - len(pr); i < end; i++ {
+					cut[i] = true
+				}
+				end -= len(pr)
+				break
+			}
+		}
+		if w := r.str(0, end); koQuestions[w] {
+			for i := range cut {
+				cut[i] = true
+			}
+		}
+	case japanese:
+		for i, c := range r.runes {
+			cut[i] = cut[i] || unicode.Is(unicode.Hiragana, c) || c == '何' || c == '誰'
+			asked[i+1] = c == '何'
+		}
+	default:
+		// Every stop word's every occurrence cuts: "是哪个品种" loses 是哪 and 哪个.
+		for i, c := range r.runes {
+			for _, w := range zhStops[c] {
+				if n := len(w); n <= len(r.runes)-i && slices.Equal(r.runes[i:i+n], w) {
+					for k := i; k < i+n; k++ {
+						cut[k] = true
+					}
+					asked[i+n] = asked[i+n] || zhAsks[string(w)]
+				}
+			}
+		}
+	}
+	// A Latin word next to CJK text is a term of its own ("Noctis最引人注目");
+	// a single letter belongs to the name it is in ("城巴12M线").
+	latin := func(r rune) bool { return unicode.IsLetter(r) && !cjk.Is(r) }
+	for i := 1; i < len(r.runes); i++ {
+		a, b := r.runes[i-1], r.runes[i]
+		switch {
+		case cjk.Is(a) && latin(b) && i+1 < len(r.runes) && latin(r.runes[i+1]):
+			split = append(split, i)
+		case latin(a) && cjk.Is(b) && i >= 2 && latin(r.runes[i-2]):
+			split = append(split, i)
+		}
+	}
+	for i := 0; i < len(r.runes); {
+		if cut[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(r.runes) && !cut[j] && (j == i || !slices.Contains(split, j)) {
+			j++
+		}
+		for j > i && !r.boundary(i, j) {
+			j--
+		}
+		if j-i >= 2 && !asked[i] && !zhCommon[r.str(i, j)] && cjk.Contains(r.str(i, j)) {
+			emit(i, j)
+		}
+		i = max(j, i+1)
+	}
+	if !bridge {
+		return
+	}
+	// 和, 与, 及 and 之 also sit inside names (武藏浦和站, 中华人民共和国):
+	// a question's terms on both sides are also read as one.
+	for i := 1; i+1 < len(r.runes); i++ {
+		if !cut[i] || cut[i-1] || cut[i+1] || !strings.ContainsRune("和与及之", r.runes[i]) {
+			continue
+		}
+		a, b := i-1, i+2
+		for a > 0 && !cut[a-1] {
+			a--
+		}
+		for b < len(r.runes) && !cut[b] {
+			b++
+		}
+		emit(a, b)
+	}
+}
+
+// zhStops are Chinese question and function words, by first character: a
+// question is cut into its terms wherever one occurs.
+var zhStops = func() map[rune][][]rune {
+	out := map[rune][][]rune{}
+	for _, w := range strings.Fields(`什么 为什么 为何 怎么 怎样 如何 哪里 哪儿 哪个 哪些 哪一 哪位 哪种 哪家 哪年 哪国 哪一年
+		是否 是不是 有没有 有哪些 有多少 多少 可以 能够 还是 或者 以及 并且 而且 但是 因为 所以 如果 虽然 之后 之前 以后 以前 时候
+		叫做 称为 被称为 属于 位于 来自 根据 通过 关于 对于 由于 其中 其他 一个 一种 一些 这个 那个 这些 那些 主要 分别
+		哪 谁 几 吗 呢 吧 啊 的 了 着 过 是 在 和 与 及 或 对 被 把 从 向 于 由 为 将 给 用 以 也 都 就 而 又 还 之 其 这 那 该 此
+		会 能 要 让 使 到 并 等 叫`) {
+		rs := []rune(w)
+		out[rs[0]] = append(out[rs[0]], rs)
+	}
+	return out
+}()
+
+// zhAsks are the question words among zhStops that ask for a thing of
+// the kind named right after them.
+var zhAsks = map[string]bool{"什么": true, "哪": true, "哪个": true, "哪些": true, "哪一": true, "哪位": true, "哪种": true,
+	"哪家": true, "哪国": true, "多少": true, "几": true, "有哪些": true, "有多少": true, "为什么": false}
+
+// koParticles are Korean particles and endings that close a word, longest first.
+var koParticles = func() []string {
+	p := strings.Fields(`에서는 에서도 으로는 으로서 으로써 에게서 이라는 이라고 까지 부터 에서 에게 으로 로서 로써 처럼 보다 라는 라고 와는 과는
+		은 는 이 가 을 를 의 에 로 와 과 도 만 나 요 야 인가 인지 입니까 습니까 했나 했는가 한 할 하는`)
+	sort.SliceStable(p, func(i, j int) bool { return len(p[i]) > len(p[j]) })
+	return p
+}()
+
+var koQuestions = map[string]bool{"무엇": true, "누구": true, "어디": true, "언제": true, "몇": true, "어느": true, "어떤": true, "왜": true, "어떻게": true, "얼마": true, "무슨": true}
+
+// cjkKeywords describe what lies between two mentions, text[lo:hi], when
+// it is CJK: its pieces between function words, as for a question.
+func (x *offExtraction) cjkKeywords(lo, hi int) string {
+	var kw []string
+	seen := map[string]bool{}
+	// Other mentions in between are no description of the relation.
+	between := []byte(x.text[lo:hi])
+	for i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].start >= lo }); i < len(x.spans) && x.spans[i].start < hi; i++ {
+		for b := max(x.spans[i].start, lo); b < min(x.spans[i].end, hi); b++ {
+			between[b-lo] = ' '
+		}
+	}
+	for _, r := range runsOf(string(between)) {
+		r.segments(nil, func(int) bool { return false }, false, func(i, j int) {
+			if w := r.str(i, j); !seen[w] && len(kw) < x.o.maxKeywords && j-i <= cjkMaxTerm {
+				seen[w] = true
+				kw = append(kw, w)
+			}
+		})
+	}
+	return strings.Join(kw, ", ")
+}

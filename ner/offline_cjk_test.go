@@ -1,0 +1,123 @@
+package ner
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestOfflineCJKSpans(t *testing.T) {
+	o := NewOffline()
+	for _, c := range []struct {
+		name, title, text string
+		want              map[string]string // name -> type ("" for any)
+		avoid             []string
+	}{
+		{
+			name: "brackets, quotes and numbers", title: "战国无双3",
+			text: "《战国无双3》是由光荣开发的游戏，主打「战史演武」模式。线路全长548公里，投资11.42亿元，于2014年8月11日正式铺通。",
+			want: map[string]string{"战国无双3": "", "战史演武": "other", "548公里": "number", "11.42亿元": "number", "2014年8月11日": "date"},
+		},
+		{
+			name: "recurring strings, longest that recurs as often", title: "赵鹏",
+			text:  "赵鹏于1997年加入河南建业青年队，2002年进入河南建业一线队。此后建业与赵鹏续约，建业未能保级。",
+			want:  map[string]string{"赵鹏": "document", "河南建业": "", "建业": "", "1997年": "date", "2002年": "date"},
+			avoid: []string{"河南", "南建", "入河南建业", "赵鹏于"},
+		},
+		{
+			name: "Latin inside Chinese", title: "Go语言",
+			text:  "Go语言由Robert Griesemer、Rob Pike和Ken Thompson设计，ω-force也曾参与。",
+			want:  map[string]string{"Robert Griesemer": "", "Rob Pike": "", "Ken Thompson": "", "ω-force": "other"},
+			avoid: []string{"由Robert Griesemer", "和Ken Thompson"},
+		},
+		{
+			name: "common words are no terms", title: "某",
+			text:  "他们必须工作。他们必须工作。所有人员都在工作。所有人员都在工作。",
+			avoid: []string{"必须", "工作", "所有", "人员", "他们"},
+		},
+		{
+			name: "Japanese", title: "東京タワー",
+			text: "東京タワーは港区にある電波塔です。東京タワーの高さは333メートルで、港区のシンボルです。",
+			want: map[string]string{"東京タワー": "document", "港区": "", "333メートル": "number"},
+		},
+		{
+			name: "Korean", title: "서울",
+			text: "서울은 대한민국의 수도이다. 한강이 서울을 가로지르며, 한강은 서해로 흐른다.",
+			want: map[string]string{"서울": "document", "한강": ""},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := o.Extract(context.Background(), Chunk{ID: "c", DocTitle: c.title, Text: c.text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := entityNames(x.Entities)
+			for name, typ := range c.want {
+				e, ok := got[name]
+				if !ok {
+					t.Errorf("missing %q; got %v", name, keys(got))
+				} else if typ != "" && e.Type != typ {
+					t.Errorf("%q typed %q, want %q", name, e.Type, typ)
+				}
+			}
+			for _, name := range c.avoid {
+				if _, ok := got[name]; ok {
+					t.Errorf("unwanted %q", name)
+				}
+			}
+		})
+	}
+}
+
+// TestOfflineCJKRelations: terms of one sentence (。！？；) relate, described
+// by what lies between them; terms of different sentences do not.
+func TestOfflineCJKRelations(t *testing.T) {
+	x, err := NewOffline().Extract(context.Background(), Chunk{ID: "c", DocTitle: "稻花香2号",
+		Text: "稻花香2号是五常市选育的水稻品种，亲本为松粳9号；五常市位于黑龙江省。1996年，田永太在五常市发现了它。"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := map[string]Relation{}
+	for _, r := range x.Relations {
+		rel[r.Source+"|"+r.Target] = r
+		rel[r.Target+"|"+r.Source] = r
+	}
+	r, ok := rel["稻花香2号|松粳9号"]
+	if !ok || !strings.Contains(r.Keywords, "亲本") || !strings.Contains(r.Description, "亲本为松粳9号") {
+		t.Errorf("稻花香2号 - 松粳9号 = %+v, %v", r, ok)
+	}
+	if _, ok := rel["松粳9号|黑龙江省"]; ok {
+		t.Error("松粳9号 and 黑龙江省 are in different sentences (；) but related")
+	}
+	if _, ok := rel["1996年|松粳9号"]; ok {
+		t.Error("1996年 and 松粳9号 are in different sentences (。) but related")
+	}
+}
+
+func TestOfflineCJKMentions(t *testing.T) {
+	o := NewOffline()
+	for q, want := range map[string][]string{
+		"稻花香2号的亲本是哪个品种？":          {"稻花香2号", "亲本"},
+		"赵鹏于哪一年加入河南建业？":           {"赵鹏", "加入河南建业"},
+		"《梓州南亭得池字》是谁写的？":          {"梓州南亭得池字"},
+		"2011年香港科技大学为刘燕卿授予了什么荣誉？": {"2011年", "香港科技大学", "刘燕卿授予"},
+		"東京タワーの高さは何メートルですか":       {"東京タワー"},
+		"서울의 인구는 몇 명입니까?":         {"서울", "인구"},
+	} {
+		var got []string
+		for _, e := range o.Mentions(q) {
+			got = append(got, e.Name)
+		}
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("Mentions(%s) = %q, lacks %q", q, got, w)
+			}
+		}
+		for _, g := range got {
+			if strings.Contains(g, "什么") || strings.Contains(g, "哪") || g == "荣誉" || g == "メートル" {
+				t.Errorf("Mentions(%s) = %q: %q is a question word or what is asked for", q, got, g)
+			}
+		}
+	}
+}
