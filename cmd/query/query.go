@@ -156,7 +156,7 @@ Every flag can also be set as DOCGRAPH_<FLAG> or in docgraph.yaml.`,
 	_ = fs.MarkHidden("cpuprofile")
 	opts.Retrieval.add(fs)
 	opts.Paths.add(fs)
-	cmd.AddCommand(newEvalCmd(io))
+	cmd.AddCommand(newEvalCmd(io), newServeCmd(io), newMCPCmd(io))
 	return cmd
 }
 
