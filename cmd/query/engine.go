@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +53,9 @@ const maxSpecs = 4
 // openEngine opens the store and models the flags name and builds the
 // warm retriever; close releases them.
 func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf *pathFlags) (*engine, error) {
+	if err := storeExists(s.Store); err != nil {
+		return nil, err
+	}
 	tok, err := splitter.NewTokenizer("")
 	if err != nil {
 		return nil, err
@@ -66,6 +73,28 @@ func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf 
 		bySpec: map[string]*retrieve.Retriever{}, done: done}
 	e.root = retrieve.New(st, emb, retrieve.WithConfig(rf.Config), retrieve.WithModel(model), retrieve.WithBackgroundReload())
 	return e, nil
+}
+
+// storeExists refuses a SQLite store that is not there: opening it would
+// create an empty one, and a server (often started by an assistant, in a
+// working directory of its own) would answer nothing without saying why.
+func storeExists(raw string) error {
+	if raw == "" {
+		raw = pipeline.DefaultStore
+	}
+	path := raw
+	if strings.Contains(raw, "://") {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "sqlite" && u.Scheme != "file") {
+			return nil // a server store, or a URL store.Open will explain
+		}
+		path = store.SQLitePath(u)
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		abs, _ := filepath.Abs(path)
+		return fmt.Errorf("no store at %s: ingest into it first, or give --store (an absolute sqlite:///path when another program starts this one)", abs)
+	}
+	return nil
 }
 
 func (e *engine) close() error {

@@ -429,8 +429,12 @@ func TestCheckAddr(t *testing.T) {
 	if err == nil || !strings.Contains(errs, "DOCGRAPH_TOKEN") {
 		t.Errorf("serve on 0.0.0.0 without a token: %v %q", err, errs)
 	}
+	_, errs, err = run(t, "serve", "--config", "", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"), "--addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(errs, "no store at") {
+		t.Errorf("serve on a missing store: %v %q", err, errs)
+	}
 	_, errs, err = run(t, "serve", "--config", "", "--token", "short")
-	if err == nil || !strings.Contains(errs, "at least 16") || strings.Contains(errs, "short") && !strings.Contains(errs, "--token") {
+	if err == nil || !strings.Contains(errs, "at least 16") {
 		t.Errorf("short token: %v %q", err, errs)
 	}
 }
