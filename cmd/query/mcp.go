@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log"
@@ -67,17 +68,11 @@ bearer token is set (--token or DOCGRAPH_TOKEN).`,
 // HTTP until ctx ends. ready, when not nil, hears the HTTP address.
 func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr string)) error {
 	logger := log.New(io.Err, "query mcp: ", log.LstdFlags)
-	e, err := openEngine(ctx, opts.Settings, opts.Retrieve, &opts.Paths)
+	e, stop, err := opts.start(ctx, logger)
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	if err := e.warm(ctx); err != nil {
-		return fmt.Errorf("load the store: %w", err)
-	}
-	fctx, stopFollow := context.WithCancel(ctx)
-	defer stopFollow()
-	go e.follow(fctx, opts.Refresh, logger.Printf)
+	defer stop()
 	srv := newMCPServer(e, opts.Timeout)
 	if opts.HTTP == "" {
 		logger.Printf("serving %s over stdio", store.Redact(opts.Settings.Store))
@@ -239,13 +234,11 @@ func newMCPServer(e *engine, timeout time.Duration) *mcp.Server {
 			"Call search first for any question about what the documents say; cite passages by doc_path. " +
 			"Then get_entity, neighbours and get_chunk to dig deeper; list_documents to see what is indexed.",
 	})
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	modes := []any{}
 	for _, m := range retrieve.Modes() {
 		modes = append(modes, m)
 	}
-
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, timeout, &mcp.Tool{
 		Name: "search",
 		Description: "Search the indexed documents for passages that answer a question. Use it first for any question " +
 			"about the documents' contents. Returns the best passages (text, document path and chunk index, to cite and " +
@@ -253,97 +246,72 @@ func newMCPServer(e *engine, timeout time.Duration) *mcp.Server {
 		InputSchema: mcpSchema[searchInput](map[string]func(*jsonschema.Schema){
 			"question": minLen(1), "mode": enum(modes...), "top_k": intRange(1, 50),
 		}),
-		Annotations: readOnly,
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, searchOutput, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		return e.search(ctx, in)
-	})
-
-	mcp.AddTool(srv, &mcp.Tool{
+	}, e.search, searchText)
+	addTool(srv, timeout, &mcp.Tool{
 		Name: "get_entity",
 		Description: "Look up one entity (person, place, organisation, work, concept) by name or by id from search " +
 			"results: its merged description, the passages that mention it (with document paths) and its relations. " +
 			"Use it when a question centres on one named thing, or to check what the documents say about it.",
 		InputSchema: mcpSchema[entityInput](map[string]func(*jsonschema.Schema){"entity": minLen(1), "limit": intRange(1, 200)}),
-		Annotations: readOnly,
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in entityInput) (*mcp.CallToolResult, *entityDetail, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		d, err := e.entityDetail(ctx, in.Entity, max(in.Limit, 0))
-		if err != nil {
-			return nil, nil, err
-		}
-		return textResult(entityText(d)), d, nil
-	})
-
-	mcp.AddTool(srv, &mcp.Tool{
+	}, func(ctx context.Context, in entityInput) (*entityDetail, error) {
+		return e.entityDetail(ctx, in.Entity, in.Limit)
+	}, entityText)
+	addTool(srv, timeout, &mcp.Tool{
 		Name: "neighbours",
 		Description: "The entities related to an entity within 1 or 2 hops, and the relations between them. Use it to " +
 			"explore connections (who worked with whom, what belongs to what) or to find the bridge between two " +
 			"entities in a multi-hop question.",
 		InputSchema: mcpSchema[neighboursInput](map[string]func(*jsonschema.Schema){"entity": minLen(1), "hops": enum(1, 2), "limit": intRange(1, 500)}),
-		Annotations: readOnly,
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in neighboursInput) (*mcp.CallToolResult, *graphJSON, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		limit := in.Limit
-		if limit == 0 {
-			limit = 30
-		}
-		g, err := e.neighbourhood(ctx, in.Entity, in.Hops, limit)
-		if err != nil {
-			return nil, nil, err
-		}
-		return textResult(graphText(g)), g, nil
-	})
-
-	mcp.AddTool(srv, &mcp.Tool{
+	}, func(ctx context.Context, in neighboursInput) (*graphJSON, error) {
+		return e.neighbourhood(ctx, in.Entity, in.Hops, cmp.Or(in.Limit, 30))
+	}, graphText)
+	addTool(srv, timeout, &mcp.Tool{
 		Name: "get_chunk",
 		Description: "Read one passage in full: by chunk_id (from search or get_entity), or by document path and chunk " +
 			"index to read the passage before or after one you have. Returns its text, its document and the entities it mentions.",
 		InputSchema: mcpSchema[chunkInput](map[string]func(*jsonschema.Schema){"index": intRange(0, 1<<30)}),
-		Annotations: readOnly,
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in chunkInput) (*mcp.CallToolResult, *chunkJSON, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		c, err := e.chunk(ctx, in.ChunkID, in.Document, in.Index)
-		if err != nil {
-			return nil, nil, err
-		}
-		return textResult(chunkText(c)), c, nil
-	})
-
-	mcp.AddTool(srv, &mcp.Tool{
+	}, func(ctx context.Context, in chunkInput) (*chunkJSON, error) {
+		return e.chunk(ctx, in.ChunkID, in.Document, in.Index)
+	}, chunkText)
+	addTool(srv, timeout, &mcp.Tool{
 		Name: "list_documents",
 		Description: "List the indexed documents (path, title, status, chunks), a page at a time. Use it to see what the " +
 			"collection holds or to find a document's path; to answer questions, use search.",
 		InputSchema: mcpSchema[documentsInput](map[string]func(*jsonschema.Schema){
 			"offset": intRange(0, 1<<30), "limit": intRange(1, maxPage), "status": enum("", "done", "failed", "pending", "processing"),
 		}),
-		Annotations: readOnly,
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in documentsInput) (*mcp.CallToolResult, *docPage, error) {
+	}, func(ctx context.Context, in documentsInput) (*docPage, error) {
+		return e.documents(ctx, docQuery{Offset: in.Offset, Limit: in.Limit, Status: in.Status, PathPrefix: in.PathPrefix})
+	}, documentsText)
+	return srv
+}
+
+// addTool registers a read-only tool: each call gets the deadline, and
+// its result goes out both structured and as text for the model.
+func addTool[In, Out any](srv *mcp.Server, timeout time.Duration, t *mcp.Tool, run func(context.Context, In) (Out, error), text func(Out) string) {
+	t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
+	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		p, err := e.documents(ctx, docQuery{Offset: in.Offset, Limit: in.Limit, Status: in.Status, PathPrefix: in.PathPrefix})
+		out, err := run(ctx, in)
 		if err != nil {
-			return nil, nil, err
+			var zero Out
+			return nil, zero, err
 		}
-		return textResult(documentsText(p)), p, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text(out)}}}, out, nil
 	})
-	return srv
 }
 
 // search is the search tool: a retrieval (and the server's answer, with
 // a model) cut down to what an agent reads.
-func (e *engine) search(ctx context.Context, in searchInput) (*mcp.CallToolResult, searchOutput, error) {
+func (e *engine) search(ctx context.Context, in searchInput) (*searchOutput, error) {
 	top := in.TopK
 	if top == 0 {
 		top = 8
 	}
 	reply, err := e.query(ctx, &queryRequest{Question: in.Question, Mode: in.Mode, TopK: &top}, nil)
 	if err != nil {
-		return nil, searchOutput{}, err
+		return nil, err
 	}
 	out := reply.JSON.(*output)
 	s := searchOutput{Question: out.Question, Mode: out.Mode, Answer: out.Answer,
@@ -357,11 +325,7 @@ func (e *engine) search(ctx context.Context, in searchInput) (*mcp.CallToolResul
 	for _, r := range append(out.Relations[:len(out.Relations):len(out.Relations)], out.Facts...) {
 		s.Relations = append(s.Relations, searchRelation{Source: r.Source, Target: r.Target, Keywords: r.Keywords, Description: r.Description})
 	}
-	return textResult(searchText(&s)), s, nil
-}
-
-func textResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	return &s, nil
 }
 
 // The texts below are what a model reads of each result (the structured

@@ -73,6 +73,27 @@ func (f *serverFlags) apply(cmd *cobra.Command) error {
 	return nil
 }
 
+// start opens the engine the flags name, loads the store and follows
+// other processes' writes to it until stop.
+func (f *serverFlags) start(ctx context.Context, logger *log.Logger) (e *engine, stop func(), err error) {
+	t := time.Now()
+	if e, err = openEngine(ctx, f.Settings, f.Retrieve, &f.Paths); err != nil {
+		return nil, nil, err
+	}
+	if err := e.warm(ctx); err != nil {
+		e.close()
+		return nil, nil, fmt.Errorf("load the store: %w", err)
+	}
+	logger.Printf("store %s loaded in %s", store.Redact(f.Settings.Store), time.Since(t).Round(time.Millisecond))
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.follow(fctx, f.Refresh, logger.Printf)
+	}()
+	return e, func() { cancel(); <-done; e.close() }, nil
+}
+
 // checkAddr refuses to listen beyond loopback without a token.
 func checkAddr(flag, addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
@@ -168,19 +189,11 @@ DOCGRAPH_TOKEN). SIGTERM finishes requests in flight, then exits.`,
 // not nil, hears the address once the server listens.
 func runServe(ctx context.Context, opts *serveOptions, io streams, ready func(addr string)) error {
 	logger := log.New(io.Err, "query serve: ", log.LstdFlags)
-	e, err := openEngine(ctx, opts.Settings, opts.Retrieve, &opts.Paths)
+	e, stop, err := opts.start(ctx, logger)
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	start := time.Now()
-	if err := e.warm(ctx); err != nil {
-		return fmt.Errorf("load the store: %w", err)
-	}
-	logger.Printf("store %s loaded in %s", store.Redact(opts.Settings.Store), time.Since(start).Round(time.Millisecond))
-	fctx, stopFollow := context.WithCancel(ctx)
-	defer stopFollow()
-	go e.follow(fctx, opts.Refresh, logger.Printf)
+	defer stop()
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {

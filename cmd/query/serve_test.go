@@ -519,16 +519,21 @@ func parseSSE(t *testing.T, body []byte) []sseEvent {
 	return out
 }
 
+// slowLLM points the openai provider at a fake model answering content
+// after delay.
+func slowLLM(t *testing.T, content string, delay time.Duration) {
+	t.Helper()
+	llm := llmtest.NewServer(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: content, Delay: delay} })
+	t.Cleanup(llm.Close)
+	t.Setenv("OPENAI_BASE_URL", llm.OpenAIBaseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
+}
+
 // TestServeTimesOut: a request that outlives --request-timeout gets a 504,
 // and the server goes on answering.
 func TestServeTimesOut(t *testing.T) {
 	db := corpusStore(t)
-	llm := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
-		return llmtest.Reply{Content: "late", Delay: 5 * time.Second}
-	})
-	t.Cleanup(llm.Close)
-	t.Setenv("OPENAI_BASE_URL", llm.OpenAIBaseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
+	slowLLM(t, "late", 5*time.Second)
 	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), apiConfig{Timeout: 300 * time.Millisecond})
 	r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
 	if e := decode[apiError](t, r.Body); r.Status != http.StatusGatewayTimeout || e.Code != codeTimeout {
@@ -589,12 +594,7 @@ func passagesOf(t *testing.T, b []byte) []byte {
 // lets the request in flight finish, then the command returns nil.
 func TestServeShutdownFinishesRequests(t *testing.T) {
 	db := corpusStore(t)
-	llm := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
-		return llmtest.Reply{Content: "Robert Griesemer, Rob Pike and Ken Thompson [1].", Delay: 500 * time.Millisecond}
-	})
-	t.Cleanup(llm.Close)
-	t.Setenv("OPENAI_BASE_URL", llm.OpenAIBaseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
+	slowLLM(t, "Robert Griesemer, Rob Pike and Ken Thompson [1].", 500*time.Millisecond)
 	f := testFlags(t, db, "--llm", "openai:test-model")
 	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 4}
 	ctx, cancel := context.WithCancel(context.Background())
