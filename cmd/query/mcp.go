@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -82,29 +81,10 @@ func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr s
 		}
 		return err
 	}
-	ln, err := net.Listen("tcp", opts.HTTP)
-	if err != nil {
-		return err
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", bearer(opts.Token, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})))
-	hs := &http.Server{
-		Handler:           http.NewCrossOriginProtection().Handler(mux),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          logger,
-	}
-	auth := "no token (loopback only)"
-	if opts.Token != "" {
-		auth = "bearer token required"
-	}
-	logger.Printf("serving %s on http://%s/mcp (%s)", store.Redact(opts.Settings.Store), ln.Addr(), auth)
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	return serveUntil(ctx, hs, ln, opts.Shutdown, logger)
+	return opts.listenAndServe(ctx, opts.HTTP, "/mcp", http.NewCrossOriginProtection().Handler(mux), 0, logger, ready)
 }
 
 // bearer guards next with the token (none: open), compared in constant time.

@@ -195,29 +195,36 @@ func runServe(ctx context.Context, opts *serveOptions, io streams, ready func(ad
 	}
 	defer stop()
 
-	ln, err := net.Listen("tcp", opts.Addr)
+	h := newAPI(e, apiConfig{Token: opts.Token, Timeout: opts.Timeout, MaxConcurrent: opts.MaxConcurrent,
+		AccessLog: opts.AccessLog, Logf: logger.Printf})
+	return opts.listenAndServe(ctx, opts.Addr, "", h, opts.Timeout+10*time.Second, logger, ready)
+}
+
+// listenAndServe serves h on addr (its URL path given by path) until ctx
+// ends; writeTimeout 0 means none (long-lived MCP streams).
+func (f *serverFlags) listenAndServe(ctx context.Context, addr, path string, h http.Handler, writeTimeout time.Duration, logger *log.Logger, ready func(string)) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler: newAPI(e, apiConfig{Token: opts.Token, Timeout: opts.Timeout, MaxConcurrent: opts.MaxConcurrent,
-			AccessLog: opts.AccessLog, Logf: logger.Printf}),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      opts.Timeout + 10*time.Second,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          logger,
 	}
 	auth := "no token (loopback only)"
-	if opts.Token != "" {
+	if f.Token != "" {
 		auth = "bearer token required"
 	}
-	logger.Printf("listening on http://%s (%s)", ln.Addr(), auth)
+	logger.Printf("listening on http://%s%s (%s)", ln.Addr(), path, auth)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	return serveUntil(ctx, srv, ln, opts.Shutdown, logger)
+	return serveUntil(ctx, srv, ln, f.Shutdown, logger)
 }
 
 // serveUntil runs srv on ln until ctx ends, then lets requests in flight
