@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -804,4 +806,46 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		t.Fatalf("stream without an LLM: %v", events)
 	}
 	spec.validate(t, "POST /v1/query", 200, "application/json", events[0].data)
+}
+
+// TestServeSIGTERM: the command itself stops cleanly on SIGTERM.
+func TestServeSIGTERM(t *testing.T) {
+	db := corpusStore(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := commandOf("serve", "--store", db, "--config", "", "--addr", addr)
+	var stderr syncWriter
+	var buf bytes.Buffer
+	stderr.w = &buf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if r, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			r.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("serve did not come up:\n%s", buf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve exited with %v after SIGTERM", err)
+	}
+	stderr.mu.Lock()
+	defer stderr.mu.Unlock()
+	if !strings.Contains(buf.String(), "shutting down") || !strings.Contains(buf.String(), "stopped") {
+		t.Errorf("log:\n%s", buf.String())
+	}
 }
