@@ -207,6 +207,8 @@ type queryRequest struct {
 	Seeds            []string `json:"seeds,omitempty"`
 	ContextOnly      bool     `json:"context_only,omitempty"`
 	Stream           bool     `json:"stream,omitempty"`
+	// noAnswer skips the model's answer (an MCP client is a model itself).
+	noAnswer bool
 }
 
 // Ranges of the request's numbers.
@@ -401,7 +403,7 @@ func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (
 	}
 	out := output{Result: res, ContextTokens: c.Tokens}
 	reply := &queryReply{JSON: &out, ContextTokens: c.Tokens}
-	if e.model != nil {
+	if e.model != nil && !q.noAnswer {
 		t := time.Now()
 		a, err := retrieve.Answer(ctx, e.model, c, stream)
 		if err != nil {

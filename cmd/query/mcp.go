@@ -180,7 +180,6 @@ type searchOutput struct {
 	Passages  []searchPassage  `json:"passages"`
 	Entities  []searchEntity   `json:"entities"`
 	Relations []searchRelation `json:"relations" jsonschema:"relations around the entities, and facts found by similarity"`
-	Answer    string           `json:"answer,omitempty" jsonschema:"the server's own answer, when it has a language model"`
 }
 
 // mcpSchema infers T's input schema and applies bounds the tags cannot say.
@@ -289,12 +288,12 @@ func (e *engine) search(ctx context.Context, in searchInput) (*searchOutput, err
 	if top == 0 {
 		top = 8
 	}
-	reply, err := e.query(ctx, &queryRequest{Question: in.Question, Mode: in.Mode, TopK: &top}, nil)
+	reply, err := e.query(ctx, &queryRequest{Question: in.Question, Mode: in.Mode, TopK: &top, noAnswer: true}, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := reply.JSON.(*output)
-	s := searchOutput{Question: out.Question, Mode: out.Mode, Answer: out.Answer,
+	s := searchOutput{Question: out.Question, Mode: out.Mode,
 		Passages: []searchPassage{}, Entities: []searchEntity{}, Relations: []searchRelation{}}
 	for i, p := range out.Passages {
 		s.Passages = append(s.Passages, searchPassage{N: i + 1, ChunkID: p.ChunkID, DocPath: p.DocPath, DocTitle: p.DocTitle, Index: p.Index, Text: p.Text, Score: p.Score})
@@ -313,9 +312,6 @@ func (e *engine) search(ctx context.Context, in searchInput) (*searchOutput, err
 
 func searchText(s *searchOutput) string {
 	var b strings.Builder
-	if s.Answer != "" {
-		fmt.Fprintf(&b, "Answer: %s\n\n", s.Answer)
-	}
 	if len(s.Passages) == 0 {
 		b.WriteString("No passages found.\n")
 	}

@@ -239,3 +239,24 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		t.Errorf("mcp --http returned %v", err)
 	}
 }
+
+// TestMCPSearchLeavesAnsweringToTheAgent: with --llm the search tool uses
+// the model for keywords but asks it for no answer: the client is a model.
+func TestMCPSearchLeavesAnsweringToTheAgent(t *testing.T) {
+	db := corpusStore(t)
+	llm := fakeLLM(t, "an answer nobody asked for [1]")
+	s := inMemoryMCP(t, testEngine(t, db, "--llm", "openai:test-model"))
+	found, text := call[searchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?"})
+	if len(found.Passages) == 0 || strings.Contains(text, "nobody asked") {
+		t.Errorf("search: %+v\n%s", found, text)
+	}
+	reqs := llm.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model was not asked for keywords")
+	}
+	for _, r := range reqs {
+		if !strings.Contains(r.Last(), "high_level_keywords") {
+			t.Errorf("search asked the model more than keywords: %.200s", r.Last())
+		}
+	}
+}
