@@ -58,3 +58,42 @@ func ExampleRetriever_Retrieve() {
 	// Won In The Clouds
 	// Harold Fairfax
 }
+
+// A server keeps one warm retriever and derives one per request from it:
+// the derived retrievers share its in-memory graph.
+func ExampleRetriever_WithConfig() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "retrieve-example")
+	defer os.RemoveAll(dir)
+	emb := embedstore.NewHash()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "graph.db"), store.Options{
+		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		Merger:   pipeline.NewMerger(emb),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	p, _ := pipeline.Offline(pipeline.Settings{}, emb, st)
+	if _, err := eval.Ingest(ctx, &eval.Dataset{Name: "films", Dir: dir, Passages: film}, p, st, 2, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	warm := retrieve.New(st, emb, retrieve.WithBackgroundReload())
+	if err := warm.Refresh(ctx); err != nil { // load the graph before the first request
+		fmt.Println(err)
+		return
+	}
+	cfg := warm.Config()
+	cfg.TopK = 1
+	res, err := warm.WithConfig(cfg).Retrieve(ctx, "Where was the director of Won In The Clouds born?", retrieve.ModeMix)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(res.Passages), res.Passages[0].DocTitle)
+	// Output:
+	// 1 Won In The Clouds
+}
