@@ -34,8 +34,9 @@ import (
 //
 // The store is DOCGRAPH_BENCH_STORE (default .docgraph/eval/2wiki.db); the
 // server is DOCGRAPH_QUERY_BIN when set (go build -o bin/ ./cmd/query),
-// else this test binary. Sizes: DOCGRAPH_BENCH_REQUESTS (10000, split 1:3:6
-// over 1, 4 and 16 clients), DOCGRAPH_BENCH_ONESHOT (10).
+// else this test binary. Sizes: DOCGRAPH_BENCH_REQUESTS (10000 after 1000
+// of warm-up, split 1:3:6 over 1, 4 and 16 clients; in process a thirtieth,
+// at most 300, per client count), DOCGRAPH_BENCH_ONESHOT (10).
 func BenchmarkServeLoad(b *testing.B) {
 	db := os.Getenv("DOCGRAPH_BENCH_STORE")
 	if db == "" {
@@ -89,7 +90,7 @@ func BenchmarkServeLoad(b *testing.B) {
 		if err := e.warm(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		n := min(total/10, 1000)
+		n := min(total/30, 300)
 		for c, clients := range []int{1, 4, 16} {
 			lat, errs, wall := drive(clients, n, func(i int) error {
 				_, err := e.query(context.Background(), &queryRequest{Question: questions[(c*n+i)%len(questions)]}, nil)
@@ -141,10 +142,10 @@ func BenchmarkServeLoad(b *testing.B) {
 			}
 			return nil
 		}
-		warm := min(total/20, 500)
+		warm := min(total/10, 1000)
 		_, errs, _ := drive(4, warm, func(i int) error { return post(questions[i%len(questions)]) })
 		warmRSS := rss(cmd.Process.Pid)
-		b.Logf("serve: after %d warm-up requests (%d errors): RSS %s", warm, errs, warmRSS)
+		b.Logf("serve: after %d warm-up requests (%d errors): RSS %s; %s", warm, errs, warmRSS, heap(client, base))
 		done := 0
 		for _, c := range []struct{ clients, share int }{{1, 1}, {4, 3}, {16, 6}} {
 			n := total * c.share / 10
@@ -152,7 +153,7 @@ func BenchmarkServeLoad(b *testing.B) {
 			lat, errs, wall := drive(c.clients, n, func(i int) error { return post(questions[(off+i)%len(questions)]) })
 			done += n
 			reportLatency(b, fmt.Sprintf("serve c=%d", c.clients), c.clients, lat, errs, wall)
-			b.Logf("serve: after %d requests: RSS %s", done, rss(cmd.Process.Pid))
+			b.Logf("serve: after %d requests: RSS %s; %s", done, rss(cmd.Process.Pid), heap(client, base))
 		}
 		b.Logf("serve: %d requests after warm-up; RSS after warm-up %s, now %s", done, warmRSS, rss(cmd.Process.Pid))
 	})
@@ -254,6 +255,23 @@ func rss(pid int) string {
 		return strconv.Itoa(n/1024) + " MB"
 	}
 	return fmt.Sprintf("%s (peak %s; anonymous %s, file %s)", mb("VmRSS"), mb("VmHWM"), mb("RssAnon"), mb("RssFile"))
+}
+
+// heap is the server's Go heap and goroutines, from /v1/stats.
+func heap(client *http.Client, base string) string {
+	resp, err := client.Get(base + "/v1/stats")
+	if err != nil {
+		return "stats: " + err.Error()
+	}
+	defer resp.Body.Close()
+	var s struct {
+		HeapBytes  uint64 `json:"heap_bytes"`
+		Goroutines int    `json:"goroutines"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		return "stats: " + err.Error()
+	}
+	return fmt.Sprintf("Go heap %d MB, %d goroutines", s.HeapBytes>>20, s.Goroutines)
 }
 
 func loadavg() string {
