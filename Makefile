@@ -1,11 +1,11 @@
-# docgraph: every target but cypher-lint works offline on a fresh machine with only Go installed.
+# docgraph: every target but cypher-lint and mcp-check works offline on a fresh machine with only Go installed.
 GO      ?= go
 BIN     := bin
 STORE   ?= sqlite://./.docgraph/graph.db
 FUZZTIME ?= 60s
 NPM_CI  ?= npm ci --loglevel=error --no-audit --no-fund
 
-.PHONY: all build test test-race fuzz fuzz-ci bench eval demo lint cypher-lint clean
+.PHONY: all build test test-race fuzz fuzz-ci bench eval demo lint cypher-lint mcp-check clean
 
 all: build
 
@@ -49,6 +49,15 @@ lint:
 # install when CI has just done it.
 cypher-lint:
 	$(GO) run ./store/neo4j/cypherlint/extract | (cd store/neo4j/cypherlint && $(NPM_CI) </dev/null && node lint.mjs)
+
+# Checks `query mcp` from outside Go: the official MCP TypeScript SDK client
+# (pinned in cmd/query/mcpcheck) starts it over stdio on a store of
+# testdata/corpus, lists the tools and calls search. Needs node and the npm
+# registry (or a warm npm cache), like cypher-lint; NPM_CI=true skips the install.
+mcp-check: build
+	rm -rf .docgraph/mcpcheck
+	$(BIN)/ingest --store sqlite://./.docgraph/mcpcheck/g.db testdata/corpus >/dev/null
+	cd cmd/query/mcpcheck && $(NPM_CI) </dev/null && node check.mjs $(CURDIR)/$(BIN)/query mcp --config '' --store sqlite://$(CURDIR)/.docgraph/mcpcheck/g.db
 
 clean:
 	rm -rf $(BIN) .docgraph

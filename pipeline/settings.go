@@ -48,6 +48,9 @@ var configKeys = map[string]bound{
 	"fi-threshold": {"0", "1"}, "fi-coarse": {"1", "100000"},
 	// answer-side methods (query, query eval)
 	"integrate": {}, "tau-g": {"0", "1"}, "tau-l": {"0", "1"},
+	// query serve, query mcp
+	"addr": {}, "http": {}, "token": {}, "access-log": {}, "max-concurrent": {"1", "10000"},
+	"request-timeout": {"1ms", "24h"}, "refresh": {"0s", "1h"},
 	// ingest show, ingest export
 	"text": {}, "format": {}, "output": {}, "no-mentions": {},
 	// query eval

@@ -104,8 +104,8 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		if gs, ok := r.store.(store.GraphScanner); ok {
 			_ = st.time("graph", func() error {
 				var err error
-				if pg, err = r.graph.get(gctx, gs, func() (*passageGraph, error) {
-					return buildGraph(gctx, r.store, gs, r.cfg.Graph)
+				if pg, err = r.graph.get(gctx, gs, func(ctx context.Context) (*passageGraph, error) {
+					return buildGraph(ctx, r.store, gs, r.cfg.Graph)
 				}); err != nil && gctx.Err() == nil {
 					pg = nil // without the graph the other paths still answer
 				}
@@ -192,6 +192,8 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	if err := st.time("documents", func() error { return r.fillPassages(ctx, res.Passages, pg) }); err != nil {
 		return err
 	}
+	// A chunk deleted since the graph was built cannot be read: leave it out.
+	res.Passages = dropEmpty(res.Passages)
 
 	if err := st.time("assemble", func() error {
 		return r.describe(ctx, res, named, textEnts, "fulltext", rel1, rel2, filterFacts(factHits, cfg.FactThreshold, cfg.MinFacts), pg)

@@ -14,11 +14,11 @@ import (
 type pathCache struct {
 	spec  paths.Spec
 	opts  []paths.Option
-	cache versioned[*paths.Retriever]
+	cache *versioned[*paths.Retriever]
 }
 
 // newPathCache checks the spec now, so a bad --paths fails before any query.
-func newPathCache(spec string, opts ...paths.Option) (*pathCache, error) {
+func newPathCache(spec string, background bool, opts ...paths.Option) (*pathCache, error) {
 	if spec == "" {
 		spec = DefaultPathSpec
 	}
@@ -26,11 +26,11 @@ func newPathCache(spec string, opts ...paths.Option) (*pathCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathCache{spec: s, opts: opts}, nil
+	return &pathCache{spec: s, opts: opts, cache: &versioned[*paths.Retriever]{background: background}}, nil
 }
 
 func (c *pathCache) get(ctx context.Context, gs store.GraphScanner, ks store.KGScanner) (*paths.Retriever, error) {
-	return c.cache.get(ctx, gs, func() (*paths.Retriever, error) {
+	return c.cache.get(ctx, gs, func(ctx context.Context) (*paths.Retriever, error) {
 		kg, err := paths.LoadKG(ctx, ks)
 		if err != nil {
 			return nil, err

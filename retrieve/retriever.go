@@ -118,8 +118,11 @@ type Retriever struct {
 	model llms.Model
 	ner   Mentioner
 	cfg   Config
-	graph versioned[*passageGraph]
+	graph *versioned[*passageGraph]
 	paths *pathCache
+	// background: reload the caches in the background after a store
+	// change, answering from the previous copy meanwhile.
+	background bool
 	// pathsErr is a bad PathSpec, reported by the first mix query.
 	pathsErr error
 }
@@ -134,8 +137,9 @@ func New(st store.Reader, emb embedstore.Embedder, opts ...Option) *Retriever {
 	if r.ner == nil {
 		r.ner = ner.NewOffline()
 	}
+	r.graph = &versioned[*passageGraph]{background: r.background}
 	if r.cfg.Weights.Paths > 0 {
-		r.paths, r.pathsErr = newPathCache(r.cfg.PathSpec, paths.WithEmbedder(r.emb))
+		r.paths, r.pathsErr = newPathCache(r.cfg.PathSpec, r.background, paths.WithEmbedder(r.emb))
 	}
 	return r
 }

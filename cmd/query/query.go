@@ -199,7 +199,7 @@ empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
 	opts.Retrieval.add(fs)
 	opts.Paths.add(fs)
 	opts.Answer.add(fs)
-	cmd.AddCommand(newEvalCmd(io))
+	cmd.AddCommand(newEvalCmd(io), newServeCmd(io), newMCPCmd(io))
 	return cmd
 }
 
@@ -335,13 +335,18 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 // --embedder was given), the chat model (nil without --llm) and the store,
 // which must exist and is opened read-only. done releases all three.
 func openQuery(ctx context.Context, opts *queryOptions) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
-	spec, err := pipeline.AdoptEmbedder(ctx, opts.Settings, opts.embedderSet)
+	return openQueryStore(ctx, opts.Settings, opts.Retrieval, opts.embedderSet)
+}
+
+// openQueryStore opens an existing store read-only, with the embedder it
+// holds unless one was given, and the flags' model; done closes all three.
+func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags, embedderSet bool) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
+	spec, err := pipeline.AdoptEmbedder(ctx, s, embedderSet)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	s := opts.Settings
 	s.Embedder = spec
-	emb, model, done, err := opts.Retrieval.openModels(ctx, s)
+	emb, model, done, err := rf.openModels(ctx, s)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

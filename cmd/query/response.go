@@ -95,9 +95,10 @@ func (r *Response) setAnswer(a *retrieve.AnswerResult) {
 	r.Answer, r.Sources = a.Text, a.Sources
 }
 
-// write prints r as indented JSON with every list present.
-func (r *Response) write(w io.Writer) error {
-	out := *r
+// MarshalJSON writes every key: lists the mode had nothing for as [],
+// maps as {}, so a client never meets null where a list belongs.
+func (r Response) MarshalJSON() ([]byte, error) {
+	out := r
 	out.Sources = orEmpty(out.Sources)
 	out.Passages = make([]retrieve.Passage, len(r.Passages))
 	for i, p := range r.Passages {
@@ -121,9 +122,15 @@ func (r *Response) write(w io.Writer) error {
 		c.Seeds, c.Priority, c.Additional, c.Notes = orEmpty(c.Seeds), orEmpty(c.Priority), orEmpty(c.Additional), orEmpty(c.Notes)
 		out.PathSearch = &c
 	}
+	type plain Response // without this method
+	return json.Marshal(plain(out))
+}
+
+// write prints r as indented JSON.
+func (r *Response) write(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(r)
 }
 
 func orEmpty[T any](s []T) []T {

@@ -59,6 +59,7 @@ const schemaVersion = 2
 //	entity_mentions   one row per (entity, chunk) contribution: name, type, description fragment
 //	relation_mentions one row per (relation, chunk) contribution: keywords, description, weight
 //	dangling_relations relations with mentions but a missing endpoint entity
+//	vector_log        the vectors each of the last generations changed, for other processes' caches
 //
 // Embeddings are little-endian float32 BLOBs. The writer keeps both FTS
 // indexes in step with their tables inside the writing transaction, with one
@@ -162,6 +163,15 @@ CREATE INDEX IF NOT EXISTS relation_mentions_doc ON relation_mentions(doc_id);
 CREATE TABLE IF NOT EXISTS dangling_relations(
 	id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
+
+-- Which vectors each write generation changed (veclog.go): one marker row
+-- (tbl = '') per generation, then one row per chunk, entity or relation.
+CREATE TABLE IF NOT EXISTS vector_log(
+	gen INTEGER NOT NULL,
+	tbl TEXT NOT NULL,
+	id  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vector_log_gen ON vector_log(gen, tbl, id);
 `
 
 // Store is an open SQLite graph store. It is safe for concurrent use; writes

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // encodeVector stores a vector as little-endian float32s; nil stays NULL.
@@ -38,8 +39,9 @@ func decodeVector(b []byte) []float32 {
 // vecIndex is an in-memory copy of one table's vectors, L2-normalised so a
 // dot product is the cosine; loaded from a sidecar, the matrix is a private
 // mapping of the file rather than a copy. It is loaded on the first search, patched by
-// this process's writes, and reloaded when the store's write generation
-// moved without it (another process wrote).
+// this process's writes, and when the store's write generation moved without
+// it (another process wrote) patched from the vector log (veclog.go), or
+// reloaded when the log cannot say what changed.
 type vecIndex struct {
 	table string // counted to size the matrix
 	query string // selects id, doc id (or ''), embedding
@@ -58,6 +60,8 @@ type vecIndex struct {
 	// mapped is the sidecar mapping x.vecs was loaded from, if any. It is
 	// unmapped only under mu and once x.vecs no longer points into it.
 	mapped []byte
+	// catchUps counts loads served by the vector log, for tests.
+	catchUps atomic.Int64
 }
 
 func newVecIndex(table, query string) *vecIndex { return &vecIndex{table: table, query: query} }
@@ -91,6 +95,11 @@ func (x *vecIndex) ensure(ctx context.Context, db *sql.DB, gen int64) error {
 	var g int64
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
 		return fmt.Errorf("read generation: %w", err)
+	}
+	if ok, err := x.catchUp(ctx, tx, g); err != nil {
+		return fmt.Errorf("catch up: %w", err)
+	} else if ok {
+		return nil
 	}
 	if x.loadFile(x.file, g) == nil {
 		return nil

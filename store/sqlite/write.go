@@ -101,17 +101,22 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 	return nil
 }
 
-// RenameDocument changes a document's path.
+// RenameDocument changes a document's path. It moves the write generation,
+// so that other processes' in-memory graphs, which hold document paths,
+// reload.
 func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	res, err := s.wdb.ExecContext(ctx, `UPDATE documents SET path = ?, updated_at = ? WHERE id = ?`, path, time.Now().UnixNano(), id)
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = store.ErrNotFound
+	err := s.inTx(ctx, func(tx *sql.Tx, _ *change) error {
+		res, err := tx.ExecContext(ctx, `UPDATE documents SET path = ?, updated_at = ? WHERE id = ?`, path, time.Now().UnixNano(), id)
+		if err != nil {
+			return err
 		}
-	}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return store.ErrNotFound
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: rename document %s to %s: %w", s.path, id, path, err)
 	}
@@ -190,6 +195,9 @@ func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx, *change) error) error
 	var gen int64
 	if err := tx.QueryRowContext(ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation' RETURNING CAST(value AS INTEGER)`).Scan(&gen); err != nil {
 		return fmt.Errorf("bump generation: %w", err)
+	}
+	if err := logVectors(ctx, tx, gen, ch); err != nil {
+		return fmt.Errorf("log vector changes: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

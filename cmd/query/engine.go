@@ -1,0 +1,552 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/embedstore"
+	"docgraph/pipeline"
+	"docgraph/retrieve"
+	"docgraph/retrieve/paths"
+	"docgraph/splitter"
+	"docgraph/store"
+)
+
+// engine is what the long-running commands (query serve, query mcp) hold:
+// one open store, embedder and model, and a warm retriever whose graph
+// every request shares. It turns a queryRequest into what `query --json`
+// prints, and is safe for concurrent use.
+type engine struct {
+	settings pipeline.Settings
+	st       store.Store
+	emb      embedstore.Embedder
+	model    llms.Model
+	tok      retrieve.TokenCounter
+	flags    retrievalFlags // start-up defaults of every request
+	paths    *pathFlags
+	root     *retrieve.Retriever
+
+	mu     sync.Mutex
+	bySpec map[string]*retrieve.Retriever // mix path signal spec -> retriever sharing root's graph
+	specs  []string                       // bySpec keys, oldest first
+	kg     kgCache                        // path mode's graph
+	done   func()
+}
+
+// maxSpecs bounds the path-signal specs whose graphs a server keeps.
+const maxSpecs = 4
+
+// openEngine opens the store and models the flags name and builds the
+// warm retriever; close releases them.
+func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf *pathFlags, embedderSet bool) (*engine, error) {
+	tok, err := splitter.NewTokenizer("")
+	if err != nil {
+		return nil, err
+	}
+	emb, model, st, done, err := openQueryStore(ctx, s, rf, embedderSet)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{settings: s, st: st, emb: emb, model: model, tok: tok, flags: rf, paths: pf,
+		bySpec: map[string]*retrieve.Retriever{}, done: done}
+	e.root = retrieve.New(st, emb, retrieve.WithConfig(rf.Config), retrieve.WithModel(model), retrieve.WithBackgroundReload())
+	return e, nil
+}
+
+// close releases the store and the models (done closes both).
+func (e *engine) close() {
+	e.done()
+}
+
+// warm loads what the first query would otherwise load: the store's
+// vector caches and the retriever's graphs. Later calls bring them up to
+// date after another process wrote (the graph reloads in the background).
+func (e *engine) warm(ctx context.Context) error {
+	if w, ok := e.st.(interface{ Warm(context.Context) error }); ok {
+		if err := w.Warm(ctx); err != nil {
+			return err
+		}
+	}
+	return e.root.Refresh(ctx)
+}
+
+// follow keeps the caches in step with the store until ctx ends: every
+// interval it reads the store's graph version and, when another process
+// moved it, warms the caches, so that queries see a commit without paying
+// for the reload. Errors are reported to logf and retried.
+func (e *engine) follow(ctx context.Context, interval time.Duration, logf func(string, ...any)) {
+	gs, ok := e.st.(store.GraphScanner)
+	if !ok || interval <= 0 {
+		return
+	}
+	last, _ := gs.GraphVersion(ctx)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		v, err := gs.GraphVersion(ctx)
+		if err != nil || v == last {
+			continue
+		}
+		if err := e.warm(ctx); err != nil && ctx.Err() == nil {
+			logf("refresh after store change: %v", err)
+			continue
+		}
+		last = v
+	}
+}
+
+// apiError is a failure a client can act on: an HTTP status, a stable
+// code and a message. Errors that are not apiErrors are internal.
+type apiError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func badRequest(code, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf(format, args...)}
+}
+
+// Stable error codes: clients may switch on them.
+const (
+	codeInvalidJSON     = "invalid_json"
+	codeUnknownField    = "unknown_field"
+	codeBodyTooLarge    = "body_too_large"
+	codeEmptyQuestion   = "empty_question"
+	codeQuestionTooLong = "question_too_long"
+	codeUnknownMode     = "unknown_mode"
+	codeOutOfRange      = "out_of_range"
+	codeInvalidParam    = "invalid_parameter"
+	codeMissingParam    = "missing_parameter"
+	codeNotFound        = "not_found"
+	codeUnauthorized    = "unauthorized"
+	codeForbiddenHost   = "forbidden_host"
+	codeMethod          = "method_not_allowed"
+	codeTimeout         = "timeout"
+	codeUnavailable     = "unavailable"
+	codeInternal        = "internal"
+)
+
+// maxQuestionBytes bounds a question: longer text is a document, not a question.
+const maxQuestionBytes = 8 << 10
+
+// queryRequest is one query: what `query`'s flags take. Absent fields take
+// the server's start-up values.
+type queryRequest struct {
+	Question         string   `json:"question"`
+	Mode             string   `json:"mode,omitempty"`
+	TopK             *int     `json:"top_k,omitempty"`
+	Candidates       *int     `json:"candidates,omitempty"`
+	MaxEntities      *int     `json:"max_entities,omitempty"`
+	MaxRelations     *int     `json:"max_relations,omitempty"`
+	FactTopK         *int     `json:"fact_top_k,omitempty"`
+	FactThreshold    *float64 `json:"fact_threshold,omitempty"`
+	MinFacts         *int     `json:"min_facts,omitempty"`
+	Damping          *float64 `json:"damping,omitempty"`
+	PathWeight       *float64 `json:"path_weight,omitempty"`
+	PathSignal       string   `json:"path_signal,omitempty"`
+	MaxContextTokens *int     `json:"max_context_tokens,omitempty"`
+	ResponseType     string   `json:"response_type,omitempty"`
+	Paths            string   `json:"paths,omitempty"`
+	Seeds            []string `json:"seeds,omitempty"`
+	ContextOnly      bool     `json:"context_only,omitempty"`
+	Stream           bool     `json:"stream,omitempty"`
+	// noAnswer skips the model's answer (an MCP client is a model itself).
+	noAnswer bool
+}
+
+// Ranges of the request's numbers.
+var (
+	topKRange    = [2]int{1, 200}
+	pathTopRange = [2]int{1, 1000}
+	countRange   = [2]int{1, 1000}
+	budgetRange  = [2]int{256, 1 << 20}
+)
+
+// validate checks the request without touching the store.
+func (q *queryRequest) validate() *apiError {
+	switch {
+	case strings.TrimSpace(q.Question) == "":
+		return badRequest(codeEmptyQuestion, "question is empty")
+	case len(q.Question) > maxQuestionBytes:
+		return badRequest(codeQuestionTooLong, "question is %d bytes, at most %d are taken", len(q.Question), maxQuestionBytes)
+	case !utf8.ValidString(q.Question):
+		return badRequest(codeInvalidParam, "question is not valid UTF-8")
+	}
+	if q.Mode == "" {
+		q.Mode = retrieve.ModeMix
+	}
+	if q.Mode != modePath && !validMode(q.Mode) {
+		return badRequest(codeUnknownMode, "unknown mode %q (available: %s, %s)", q.Mode, strings.Join(retrieve.Modes(), ", "), modePath)
+	}
+	top := topKRange
+	if q.Mode == modePath {
+		top = pathTopRange
+	}
+	ints := []struct {
+		name string
+		v    *int
+		r    [2]int
+	}{
+		{"top_k", q.TopK, top}, {"candidates", q.Candidates, countRange}, {"max_entities", q.MaxEntities, countRange},
+		{"max_relations", q.MaxRelations, countRange}, {"fact_top_k", q.FactTopK, countRange},
+		{"min_facts", q.MinFacts, [2]int{0, 1000}}, {"max_context_tokens", q.MaxContextTokens, budgetRange},
+	}
+	for _, f := range ints {
+		if f.v != nil && (*f.v < f.r[0] || *f.v > f.r[1]) {
+			return badRequest(codeOutOfRange, "%s %d is out of range [%d, %d]", f.name, *f.v, f.r[0], f.r[1])
+		}
+	}
+	floats := []struct {
+		name   string
+		v      *float64
+		ok     func(float64) bool
+		bounds string
+	}{
+		{"fact_threshold", q.FactThreshold, func(v float64) bool { return v >= -1 && v <= 1 }, "[-1, 1]"},
+		{"damping", q.Damping, func(v float64) bool { return v > 0 && v < 1 }, "(0, 1)"},
+		{"path_weight", q.PathWeight, func(v float64) bool { return v >= 0 && v <= 100 }, "[0, 100]"},
+	}
+	for _, f := range floats {
+		if f.v != nil && !f.ok(*f.v) {
+			return badRequest(codeOutOfRange, "%s %v is out of range %s", f.name, *f.v, f.bounds)
+		}
+	}
+	if len(q.ResponseType) > 200 {
+		return badRequest(codeOutOfRange, "response_type is %d bytes, at most 200 are taken", len(q.ResponseType))
+	}
+	if len(q.Seeds) > 32 {
+		return badRequest(codeOutOfRange, "%d seeds, at most 32 are taken", len(q.Seeds))
+	}
+	for _, spec := range []struct{ name, text string }{{"paths", q.Paths}, {"path_signal", q.PathSignal}} {
+		if spec.text == "" {
+			continue
+		}
+		if _, err := paths.ParseSpec(spec.text); err != nil {
+			return badRequest(codeInvalidParam, "%s: %v", spec.name, err)
+		}
+	}
+	if q.Mode != modePath && (q.Paths != "" || len(q.Seeds) > 0) {
+		return badRequest(codeInvalidParam, "paths and seeds apply to mode %q only", modePath)
+	}
+	return nil
+}
+
+// config is the retrieval configuration of the request: the start-up
+// flags overridden by the fields it sets.
+func (e *engine) config(q *queryRequest) retrieve.Config {
+	c := e.flags.Config
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&c.TopK, q.TopK)
+	set(&c.Candidates, q.Candidates)
+	set(&c.MaxEntities, q.MaxEntities)
+	set(&c.MaxRelations, q.MaxRelations)
+	set(&c.FactTopK, q.FactTopK)
+	set(&c.MinFacts, q.MinFacts)
+	if q.FactThreshold != nil {
+		c.FactThreshold = *q.FactThreshold
+	}
+	if q.Damping != nil {
+		c.Damping = *q.Damping
+	}
+	if q.PathWeight != nil {
+		c.Weights.Paths = *q.PathWeight
+	}
+	if q.PathSignal != "" {
+		c.PathSpec = q.PathSignal
+	}
+	return c
+}
+
+// retriever returns a retriever for c sharing the warm graph; one per
+// path-signal spec keeps its reasoning-path graph, the least recently
+// added going when there are more than maxSpecs.
+func (e *engine) retriever(c retrieve.Config) *retrieve.Retriever {
+	if c.Weights.Paths <= 0 {
+		return e.root.WithConfig(c)
+	}
+	spec := c.PathSpec
+	if spec == "" {
+		spec = retrieve.DefaultPathSpec
+	}
+	e.mu.Lock()
+	base, ok := e.bySpec[spec]
+	if !ok {
+		base = e.root.WithConfig(c)
+		e.bySpec[spec] = base
+		e.specs = append(e.specs, spec)
+		if len(e.specs) > maxSpecs {
+			delete(e.bySpec, e.specs[0])
+			e.specs = e.specs[1:]
+		}
+	}
+	e.mu.Unlock()
+	return base.WithConfig(c)
+}
+
+// queryReply is the answer to a queryRequest.
+type queryReply struct {
+	// JSON is what `query --json` prints: a *Response, or a contextReply
+	// for context_only.
+	JSON any
+	// Context is the assembled context (context_only).
+	Context       string
+	ContextTokens int
+	// Sources are the numbered passages the answer may cite (mix and
+	// LightRAG modes, with a model), for a stream's sources event.
+	Sources any
+}
+
+// contextReply is the JSON of a context_only query.
+type contextReply struct {
+	Question      string `json:"question"`
+	Mode          string `json:"mode"`
+	Context       string `json:"context"`
+	ContextTokens int    `json:"context_tokens"`
+}
+
+// query runs one validated request. With a model (and not context_only)
+// the answer is generated, and written to stream as it arrives when
+// stream is not nil.
+func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+	if err := q.validate(); err != nil {
+		return nil, err
+	}
+	if q.Mode == modePath {
+		return e.pathQuery(ctx, q, stream)
+	}
+	if q.Mode == retrieve.ModeLogic {
+		return e.logicQuery(ctx, q, stream)
+	}
+	start := time.Now()
+	r := e.retriever(e.config(q))
+	res, err := r.Retrieve(ctx, q.Question, q.Mode)
+	if err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	b := e.flags.budget()
+	if q.MaxContextTokens != nil {
+		b.MaxTokens = *q.MaxContextTokens
+	}
+	responseType := e.flags.ResponseType
+	if q.ResponseType != "" {
+		responseType = q.ResponseType
+	}
+	c, err := retrieve.Assemble(res, e.tok, b, responseType)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "max context tokens") {
+			return nil, badRequest(codeOutOfRange, "max_context_tokens %d: %v", b.MaxTokens, err)
+		}
+		return nil, err
+	}
+	res.Timings["context"] = time.Since(t)
+	if q.ContextOnly {
+		return &queryReply{JSON: contextReply{Question: res.Question, Mode: res.Mode, Context: c.String(), ContextTokens: c.Tokens},
+			Context: c.String(), ContextTokens: c.Tokens}, nil
+	}
+	out := newResponse(res, c)
+	reply := &queryReply{JSON: out, ContextTokens: c.Tokens}
+	if e.model != nil && !q.noAnswer {
+		t := time.Now()
+		a, err := retrieve.Answer(ctx, e.model, c, stream)
+		if err != nil {
+			return nil, err
+		}
+		res.Timings["answer"] = time.Since(t)
+		out.setAnswer(a)
+		reply.Sources = a.Sources
+	}
+	res.Timings["total"] = time.Since(start)
+	return reply, nil
+}
+
+// logicQuery is `query --mode logic` for one request: the logic form, its
+// pre-check, and the answer from it or, when it cannot answer, from mix.
+func (e *engine) logicQuery(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+	if e.model == nil {
+		return nil, badRequest(codeInvalidParam, "mode logic needs a model: start the server with --llm")
+	}
+	start := time.Now()
+	r := e.retriever(e.config(q))
+	b := e.flags.budget()
+	if q.MaxContextTokens != nil {
+		b.MaxTokens = *q.MaxContextTokens
+	}
+	responseType := e.flags.ResponseType
+	if q.ResponseType != "" {
+		responseType = q.ResponseType
+	}
+	out, err := r.PrepareLogic(ctx, q.Question, retrieve.AnswerSetup{Tokens: e.tok, Budget: b, ResponseType: responseType})
+	if err != nil {
+		return nil, err
+	}
+	if q.ContextOnly {
+		c := out.Context.String()
+		return &queryReply{JSON: contextReply{Question: q.Question, Mode: retrieve.ModeLogic, Context: c, ContextTokens: out.Context.Tokens},
+			Context: c, ContextTokens: out.Context.Tokens}, nil
+	}
+	resp := newResponse(out.Result, out.Context)
+	resp.Mode = retrieve.ModeLogic
+	resp.Logic, resp.Precheck, resp.AnsweredBy, resp.FallbackReason = out.Logic.Logic, out.Precheck, out.AnsweredBy, out.Reason
+	reply := &queryReply{JSON: resp, ContextTokens: out.Context.Tokens}
+	if !q.noAnswer {
+		t := time.Now()
+		a, err := retrieve.Answer(ctx, e.model, out.Context, stream)
+		if err != nil {
+			return nil, err
+		}
+		out.Result.Timings["answer"] = time.Since(t)
+		resp.setAnswer(a)
+		reply.Sources = a.Sources
+	}
+	out.Result.Timings["total"] = time.Since(start)
+	return reply, nil
+}
+
+// kgCache keeps path mode's graph, reloaded when the store's graph
+// version moves.
+type kgCache struct {
+	mu      sync.Mutex
+	version string
+	kg      *paths.KG
+}
+
+func (c *kgCache) get(ctx context.Context, st store.Store) (*paths.KG, store.KGScanner, error) {
+	ks, ok1 := st.(store.KGScanner)
+	gs, ok2 := st.(store.GraphScanner)
+	if !ok1 || !ok2 {
+		return nil, nil, badRequest(codeInvalidParam, "this store cannot hand over its graph for path retrieval")
+	}
+	v, err := gs.GraphVersion(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kg == nil || c.version != v {
+		kg, err := paths.LoadKG(ctx, ks)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.kg, c.version = kg, v
+	}
+	return c.kg, ks, nil
+}
+
+// pathQuery is `query --mode path` for one request.
+func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+	kg, ks, err := e.kg.get(ctx, e.st)
+	if err != nil {
+		return nil, err
+	}
+	spec := q.Paths
+	if spec == "" {
+		specs, err := e.paths.specs()
+		if err != nil {
+			return nil, err
+		}
+		spec = specs[0].String()
+	}
+	s, err := paths.ParseSpec(spec)
+	if err != nil {
+		return nil, badRequest(codeInvalidParam, "paths: %v", err)
+	}
+	opts, err := e.paths.options(e.emb, e.model)
+	if err != nil {
+		return nil, err
+	}
+	if q.TopK != nil {
+		opts = append(opts, paths.WithTopK(*q.TopK))
+	}
+	if q.Damping != nil {
+		opts = append(opts, paths.WithDamping(*q.Damping))
+	}
+	r, err := paths.New(kg, s, append(opts, paths.WithProvenance(ks))...)
+	if err != nil {
+		return nil, badRequest(codeInvalidParam, "paths: %v", err)
+	}
+	for _, n := range q.Seeds {
+		if _, ok := kg.Lookup(n); !ok {
+			return nil, badRequest(codeInvalidParam, "seed %q: no such entity in the graph", n)
+		}
+	}
+	seeds, err := pathSeeds(ctx, kg, e.st, q.Seeds, q.Question)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Retrieve(ctx, q.Question, seeds)
+	if err != nil {
+		return nil, err
+	}
+	priority, additional := res.Paths, []paths.Path(nil)
+	if res.Priority != nil || res.Additional != nil {
+		priority, additional = res.Priority, res.Additional
+	}
+	prompt, err := paths.AnswerPrompt(q.Question, priority, additional)
+	if err != nil {
+		return nil, err
+	}
+	if q.ContextOnly {
+		n := e.tok.Count(prompt)
+		return &queryReply{JSON: contextReply{Question: q.Question, Mode: modePath, Context: prompt, ContextTokens: n}, Context: prompt, ContextTokens: n}, nil
+	}
+	passages, _, err := pathPassages(ctx, e.st, res)
+	if err != nil {
+		return nil, err
+	}
+	out := pathResponse(res, passages)
+	if e.model != nil && len(res.Paths) > 0 && !q.noAnswer {
+		t := time.Now()
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
+		if out.Answer, err = retrieve.Generate(ctx, e.model, msgs, stream); err != nil {
+			return nil, fmt.Errorf("answer: %w", err)
+		}
+		res.Timings["answer"] = time.Since(t)
+	}
+	return &queryReply{JSON: out, Sources: orEmpty(passages)}, nil
+}
+
+// asAPIError classifies an error for a client: its own apiError, a
+// timeout, or an internal failure (whose text is still shown: it names
+// the store and cause, never a secret).
+func asAPIError(err error) *apiError {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, context.DeadlineExceeded):
+		return &apiError{Status: http.StatusGatewayTimeout, Code: codeTimeout, Message: "the request took longer than the server's time limit"}
+	case errors.Is(err, store.ErrNotFound):
+		return &apiError{Status: http.StatusNotFound, Code: codeNotFound, Message: err.Error()}
+	}
+	return &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: err.Error()}
+}
+
+// validModes lists what a request's mode may be.
+func validModes() []string { return append(slices.Clone(retrieve.Modes()), modePath) }

@@ -1,0 +1,876 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/spf13/pflag"
+
+	"docgraph/llm/llmtest"
+	"docgraph/store"
+)
+
+// testFlags are serve's flags as parsed from args, for store db.
+func testFlags(t *testing.T, db string, args ...string) *serverFlags {
+	t.Helper()
+	f := &serverFlags{}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	f.add(fs)
+	if err := fs.Parse(append([]string{"--store", db}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// testEngine opens an engine over db with serve's flags in args.
+func testEngine(t *testing.T, db string, args ...string) *engine {
+	t.Helper()
+	f := testFlags(t, db, args...)
+	e, err := openEngine(context.Background(), f.Settings, f.Retrieve, &f.Paths, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.close() })
+	if err := e.warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// corpusStore is testdata/corpus ingested into a new store.
+func corpusStore(t *testing.T) string {
+	t.Helper()
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	return db
+}
+
+func startAPI(t *testing.T, e *engine, cfg apiConfig) *httptest.Server {
+	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = 4
+	}
+	srv := httptest.NewServer(newAPI(e, cfg))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type reply struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func do(t *testing.T, method, url, body string, header ...string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{resp.StatusCode, resp.Header, b}
+}
+
+func decode[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("decode %T: %v\n%s", v, err, b)
+	}
+	return v
+}
+
+// withoutTimings drops the stage timings, which differ between runs.
+func withoutTimings(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	m := decode[map[string]any](t, b)
+	delete(m, "timings_ns")
+	return m
+}
+
+// TestServeQueryIsQueryJSON: POST /v1/query returns what `query --json`
+// prints for the same question and settings, in every mode.
+func TestServeQueryIsQueryJSON(t *testing.T) {
+	db := corpusStore(t)
+	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	q := "Who broke Enigma messages at Bletchley Park?"
+	for _, c := range []struct {
+		flags []string
+		body  string
+	}{
+		{[]string{"--top-k", "3"}, `{"question": %q, "top_k": 3}`},
+		{[]string{"--mode", "naive"}, `{"question": %q, "mode": "naive"}`},
+		{[]string{"--mode", "hybrid", "--max-entities", "5"}, `{"question": %q, "mode": "hybrid", "max_entities": 5}`},
+		{[]string{"--mode", "path", "--top-k", "4"}, `{"question": %q, "mode": "path", "top_k": 4}`},
+	} {
+		out, errs, err := run(t, append(append([]string{"--store", db, "--config", "", "--json"}, c.flags...), q)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.flags, err, errs)
+		}
+		r := do(t, "POST", srv.URL+"/v1/query", fmt.Sprintf(c.body, q))
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.body, r.Status, r.Body)
+		}
+		cli, api := withoutTimings(t, []byte(out)), withoutTimings(t, r.Body)
+		a, _ := json.Marshal(cli)
+		b, _ := json.Marshal(api)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%v: the API's JSON differs from query --json:\n cli %.600s\n api %.600s", c.flags, a, b)
+		}
+	}
+}
+
+func TestServeRejectsBadInput(t *testing.T) {
+	db := corpusStore(t)
+	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	big := `{"question": "` + strings.Repeat("a", 100<<10) + `"}`
+	long := `{"question": "` + strings.Repeat("why ", 5000) + `"}`
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/v1/query", `{"question": ""}`, 400, codeEmptyQuestion},
+		{"POST", "/v1/query", `{"question": "   \n"}`, 400, codeEmptyQuestion},
+		{"POST", "/v1/query", `{}`, 400, codeEmptyQuestion},
+		{"POST", "/v1/query", big, 413, codeBodyTooLarge},
+		{"POST", "/v1/query", long, 400, codeQuestionTooLong},
+		{"POST", "/v1/query", `{"question": "x", "mode": "deep"}`, 400, codeUnknownMode},
+		{"POST", "/v1/query", `{"question": "x", "top_k": 0}`, 400, codeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "top_k": -3}`, 400, codeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "top_k": 100000}`, 400, codeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "top_k": 1e400}`, 400, codeInvalidJSON},
+		{"POST", "/v1/query", `{"question": "x", "damping": 1}`, 400, codeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "max_context_tokens": 10}`, 400, codeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "seeds": ["Go"]}`, 400, codeInvalidParam},
+		{"POST", "/v1/query", `{"question": "x", "mode": "path", "paths": "se=nonsense"}`, 400, codeInvalidParam},
+		{"POST", "/v1/query", `{"question": "x", "mode": "path", "seeds": ["No Such Entity Anywhere"]}`, 400, codeInvalidParam},
+		{"POST", "/v1/query", `{"question": "x", "cypher": true}`, 400, codeUnknownField},
+		{"POST", "/v1/query", `{"question": "x", "top_k": "5"}`, 400, codeInvalidJSON},
+		{"POST", "/v1/query", `{"question": "x"`, 400, codeInvalidJSON},
+		{"POST", "/v1/query", `{"question": "x"} {"question": "y"}`, 400, codeInvalidJSON},
+		{"POST", "/v1/query", `["question"]`, 400, codeInvalidJSON},
+		{"POST", "/v1/query", ``, 400, codeInvalidJSON},
+		{"GET", "/v1/query", ``, 405, codeMethod},
+		{"DELETE", "/v1/documents", ``, 405, codeMethod},
+		{"GET", "/v1/documents?limit=0", ``, 400, codeOutOfRange},
+		{"GET", "/v1/documents?limit=x", ``, 400, codeInvalidParam},
+		{"GET", "/v1/documents?offset=-1", ``, 400, codeOutOfRange},
+		{"GET", "/v1/documents?status=gone", ``, 400, codeInvalidParam},
+		{"GET", "/v1/entities", ``, 400, codeMissingParam},
+		{"GET", "/v1/entities?name=Go&limit=1000", ``, 400, codeOutOfRange},
+		{"GET", "/v1/entities/no-such-entity", ``, 404, codeNotFound},
+		{"GET", "/v1/graph", ``, 400, codeMissingParam},
+		{"GET", "/v1/graph?entity=Go&hops=3", ``, 400, codeOutOfRange},
+		{"GET", "/v1/graph?entity=no-such-entity", ``, 404, codeNotFound},
+		{"GET", "/v1/chunks/no-such-chunk", ``, 404, codeNotFound},
+		{"GET", "/v2/query", ``, 404, codeNotFound},
+	} {
+		r := do(t, c.method, srv.URL+c.path, c.body)
+		e := decode[apiError](t, r.Body)
+		if r.Status != c.status || e.Code != c.code || e.Message == "" {
+			t.Errorf("%s %s %.60q: %d %+v; want %d %s", c.method, c.path, c.body, r.Status, e, c.status, c.code)
+		}
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s %s: error content type %q", c.method, c.path, ct)
+		}
+	}
+	if r := do(t, "GET", srv.URL+"/healthz", ""); r.Status != 200 {
+		t.Errorf("after bad input the server is unhealthy: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestServeBrowse(t *testing.T) {
+	db := corpusStore(t)
+	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	get := func(path string) []byte {
+		t.Helper()
+		r := do(t, "GET", srv.URL+path, "")
+		if r.Status != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+		return r.Body
+	}
+
+	// Documents page by page, in path order.
+	var paths []string
+	next := "/v1/documents?limit=4"
+	for pages := 0; next != ""; pages++ {
+		p := decode[docPage](t, get(next))
+		if p.Total != 10 || len(p.Documents) > 4 || pages > 3 {
+			t.Fatalf("page %+v", p)
+		}
+		for _, d := range p.Documents {
+			paths = append(paths, d.Path)
+			if d.Status != "done" || d.Chunks != 1 || d.Title == "" {
+				t.Errorf("document %+v", d)
+			}
+		}
+		next = ""
+		if p.NextOffset != nil {
+			next = fmt.Sprintf("/v1/documents?limit=4&offset=%d", *p.NextOffset)
+		}
+	}
+	if len(paths) != 10 || !sort.StringsAreSorted(paths) {
+		t.Errorf("paged documents %v", paths)
+	}
+	if p := decode[docPage](t, get("/v1/documents?status=failed")); p.Total != 0 || len(p.Documents) != 0 {
+		t.Errorf("failed documents %+v", p)
+	}
+	if p := decode[docPage](t, get("/v1/documents?path_prefix="+url.QueryEscape(filepath.Dir(paths[0])))); p.Total == 0 || p.Total == 10 {
+		t.Errorf("path_prefix %s: %d documents", filepath.Dir(paths[0]), p.Total)
+	}
+
+	// Entities by name: the exact one first, then full-text matches.
+	ents := decode[struct{ Entities []entityJSON }](t, get("/v1/entities?name="+url.QueryEscape("alan turing"))).Entities
+	if len(ents) < 2 || ents[0].Name != "Alan Turing" || ents[0].Via != "name" || ents[1].Via != "fulltext" {
+		t.Fatalf("entities for alan turing: %+v", ents)
+	}
+	// One entity, by id and by name: passages with text and path, relations.
+	for _, ref := range []string{ents[0].ID, url.PathEscape("Alan Turing")} {
+		d := decode[entityDetail](t, get("/v1/entities/"+ref))
+		if d.ID != ents[0].ID || len(d.Passages) == 0 || len(d.Relations) == 0 {
+			t.Fatalf("entity %s: %+v", ref, d)
+		}
+		if !slices.ContainsFunc(d.Passages, func(p mentionJSON) bool {
+			return strings.HasSuffix(p.DocPath, "alan-turing.txt") && strings.Contains(p.Text, "Turing")
+		}) {
+			t.Errorf("entity passages lack alan-turing.txt: %+v", d.Passages)
+		}
+		for _, r := range d.Relations {
+			if r.Source != d.ID && r.Target != d.ID || r.SourceName == "" || r.TargetName == "" {
+				t.Errorf("relation %+v does not touch %s or lacks names", r, d.ID)
+			}
+		}
+	}
+
+	// Neighbourhoods: every edge's ends are nodes; two hops reach further.
+	g1 := decode[graphJSON](t, get("/v1/graph?entity="+ents[0].ID))
+	g2 := decode[graphJSON](t, get("/v1/graph?hops=2&limit=200&entity="+ents[0].ID))
+	for _, g := range []graphJSON{g1, g2} {
+		nodes := map[string]int{}
+		for _, n := range g.Nodes {
+			nodes[n.ID] = n.Hops
+		}
+		if nodes[g.Center] != 0 || len(g.Edges) == 0 {
+			t.Fatalf("graph %+v", g)
+		}
+		for _, e := range g.Edges {
+			if _, ok := nodes[e.Source]; !ok {
+				t.Errorf("edge %s source %s is not a node", e.ID, e.Source)
+			}
+			if _, ok := nodes[e.Target]; !ok {
+				t.Errorf("edge %s target %s is not a node", e.ID, e.Target)
+			}
+		}
+	}
+	if len(g2.Nodes) <= len(g1.Nodes) || !slices.ContainsFunc(g2.Nodes, func(n graphNode) bool { return n.Hops == 2 }) {
+		t.Errorf("2 hops: %d nodes, 1 hop: %d", len(g2.Nodes), len(g1.Nodes))
+	}
+	if g := decode[graphJSON](t, get("/v1/graph?limit=2&entity="+ents[0].ID)); len(g.Edges) != 2 || !g.Truncated {
+		t.Errorf("limit 2: %d edges, truncated %v", len(g.Edges), g.Truncated)
+	}
+
+	// A passage of a query, read back as a chunk with its entities.
+	r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "top_k": 1}`)
+	res := decode[struct {
+		Passages []struct {
+			ChunkID string `json:"chunk_id"`
+			DocPath string `json:"doc_path"`
+		}
+	}](t, r.Body)
+	c := decode[chunkJSON](t, get("/v1/chunks/"+url.PathEscape(res.Passages[0].ChunkID)))
+	if c.DocPath != res.Passages[0].DocPath || c.Text == "" || len(c.Entities) == 0 || c.DocChunks != 1 {
+		t.Errorf("chunk %+v", c)
+	}
+
+	s := decode[statsJSON](t, get("/v1/stats"))
+	if s.Documents != 10 || s.Chunks != 10 || s.Entities == 0 || s.GraphVersion == "" || s.LLM || s.Cypher {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestServeIsReadOnly: nothing any endpoint does moves the store's version.
+func TestServeIsReadOnly(t *testing.T) {
+	db := corpusStore(t)
+	e := testEngine(t, db)
+	srv := startAPI(t, e, apiConfig{})
+	gs := e.st.(store.GraphScanner)
+	before, _ := gs.GraphVersion(context.Background())
+	for _, b := range []string{`{"question": "Go"}`, `{"question": "Go", "mode": "path"}`, `{"question": "Go", "mode": "hybrid", "context_only": true}`} {
+		do(t, "POST", srv.URL+"/v1/query", b)
+	}
+	for _, p := range []string{"/v1/documents", "/v1/entities?name=Go", "/v1/entities/Go", "/v1/graph?entity=Go&hops=2", "/v1/stats"} {
+		do(t, "GET", srv.URL+p, "")
+	}
+	if after, _ := gs.GraphVersion(context.Background()); after != before {
+		t.Errorf("the store's version moved from %s to %s", before, after)
+	}
+}
+
+func TestServeToken(t *testing.T) {
+	db := corpusStore(t)
+	const token = "s3cret-token-0123456789abcdef"
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&logs, format+"\n", args...)
+	}
+	srv := startAPI(t, testEngine(t, db), apiConfig{Token: token, AccessLog: true, Logf: logf})
+	body := `{"question": "Who designed Go?"}`
+	for _, c := range []struct {
+		header []string
+		status int
+	}{
+		{nil, 401},
+		{[]string{"Authorization", "Bearer wrong-token-0123456789abcdef"}, 401},
+		{[]string{"Authorization", token}, 401},
+		{[]string{"Authorization", "Bearer " + token[:len(token)-1]}, 401},
+		{[]string{"Authorization", "Bearer " + token}, 200},
+		// A token also lifts the localhost-only host check.
+		{[]string{"Authorization", "Bearer " + token, "Host", "docgraph.example.com"}, 200},
+	} {
+		r := do(t, "POST", srv.URL+"/v1/query", body, c.header...)
+		if r.Status != c.status {
+			t.Errorf("%v: %d %s, want %d", c.header, r.Status, r.Body, c.status)
+		}
+		if r.Status == 401 && (r.Header.Get("WWW-Authenticate") == "" || decode[apiError](t, r.Body).Code != codeUnauthorized) {
+			t.Errorf("401 without WWW-Authenticate or code: %v %s", r.Header, r.Body)
+		}
+		if bytes.Contains(r.Body, []byte(token)) {
+			t.Errorf("the token is echoed in a response")
+		}
+	}
+	if r := do(t, "GET", srv.URL+"/healthz", ""); r.Status != 200 {
+		t.Errorf("healthz wants no token: %d", r.Status)
+	}
+	if r := do(t, "GET", srv.URL+"/v1/stats", ""); r.Status != 401 {
+		t.Errorf("stats without token: %d", r.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "POST /v1/query 401") || strings.Contains(logs.String(), token) || strings.Contains(logs.String(), "wrong-token") {
+		t.Errorf("access log shows a token or misses requests:\n%s", logs.String())
+	}
+}
+
+func TestServeHostCheckWithoutToken(t *testing.T) {
+	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{})
+	for host, status := range map[string]int{"": 200, "localhost:8080": 200, "[::1]:8080": 200, "attacker.example:8080": 403, "10.1.2.3": 403} {
+		var h []string
+		if host != "" {
+			h = []string{"Host", host}
+		}
+		if r := do(t, "GET", srv.URL+"/v1/stats", "", h...); r.Status != status {
+			t.Errorf("Host %q: %d, want %d", host, r.Status, status)
+		}
+	}
+	r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Go"}`, "Sec-Fetch-Site", "cross-site", "Origin", "https://attacker.example")
+	if r.Status != 403 {
+		t.Errorf("cross-site POST: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	for _, c := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:8080", "", true},
+		{"localhost:0", "", true},
+		{"[::1]:8080", "", true},
+		{"0.0.0.0:8080", "", false},
+		{":8080", "", false},
+		{"192.0.2.10:8080", "", false},
+		{"0.0.0.0:8080", "a-token-of-enough-length", true},
+		{"nonsense", "", false},
+	} {
+		if err := checkAddr("--addr", c.addr, c.token); (err == nil) != c.ok {
+			t.Errorf("checkAddr(%q, token %v) = %v", c.addr, c.token != "", err)
+		}
+	}
+	// The token is checked, and never printed, by the command.
+	_, errs, err := run(t, "serve", "--config", "", "--addr", "0.0.0.0:0")
+	if err == nil || !strings.Contains(errs, "DOCGRAPH_TOKEN") {
+		t.Errorf("serve on 0.0.0.0 without a token: %v %q", err, errs)
+	}
+	_, errs, err = run(t, "serve", "--config", "", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"), "--addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(errs, "no store at") {
+		t.Errorf("serve on a missing store: %v %q", err, errs)
+	}
+	_, errs, err = run(t, "serve", "--config", "", "--token", "short")
+	if err == nil || !strings.Contains(errs, "at least 16") {
+		t.Errorf("short token: %v %q", err, errs)
+	}
+}
+
+// TestServeStreamsAnswer: with an LLM, "stream": true sends the answer as
+// token events, then the sources, then the whole result.
+func TestServeStreamsAnswer(t *testing.T) {
+	db := corpusStore(t)
+	srv := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
+	srv.ChunkSize = 5
+	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), apiConfig{})
+	r := do(t, "POST", api.URL+"/v1/query", `{"question": "Who broke Enigma messages at Bletchley Park?", "stream": true}`)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %s\n%s", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+	events := parseSSE(t, r.Body)
+	var answer strings.Builder
+	var names []string
+	for _, ev := range events {
+		if len(names) == 0 || names[len(names)-1] != ev.name {
+			names = append(names, ev.name)
+		}
+		if ev.name == "token" {
+			answer.WriteString(decode[tokenEvent](t, ev.data).Text)
+		}
+	}
+	if strings.Join(names, ",") != "token,sources,result" || len(events) < 4 {
+		t.Fatalf("events %v (%d)", names, len(events))
+	}
+	if answer.String() != "Alan Turing led the work on Enigma at Bletchley Park [1]." {
+		t.Errorf("streamed answer %q", answer.String())
+	}
+	srcs := decode[struct {
+		Sources []struct {
+			N       int
+			DocPath string `json:"doc_path"`
+			Cited   bool
+		}
+	}](t, events[len(events)-2].data).Sources
+	if len(srcs) == 0 || !srcs[0].Cited || !strings.HasSuffix(srcs[0].DocPath, "alan-turing.txt") {
+		t.Errorf("sources %+v", srcs)
+	}
+	res := decode[struct{ Answer string }](t, events[len(events)-1].data)
+	if res.Answer != answer.String() {
+		t.Errorf("result answer %q", res.Answer)
+	}
+
+	// Without "stream" the same request gets the answer in the JSON.
+	r = do(t, "POST", api.URL+"/v1/query", `{"question": "Who broke Enigma messages at Bletchley Park?"}`)
+	if res := decode[struct{ Answer string }](t, r.Body); r.Status != 200 || res.Answer != answer.String() {
+		t.Errorf("JSON answer: %d %q", r.Status, res.Answer)
+	}
+}
+
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+func parseSSE(t *testing.T, body []byte) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.name != "" {
+				out = append(out, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "event: "):
+			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = []byte(strings.TrimPrefix(line, "data: "))
+		default:
+			t.Fatalf("not a server-sent event line: %q", line)
+		}
+	}
+	return out
+}
+
+// slowLLM points the openai provider at a fake model answering content
+// after delay.
+func slowLLM(t *testing.T, content string, delay time.Duration) {
+	t.Helper()
+	llm := llmtest.NewServer(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: content, Delay: delay} })
+	t.Cleanup(llm.Close)
+	t.Setenv("OPENAI_BASE_URL", llm.OpenAIBaseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
+}
+
+// TestServeTimesOut: a request that outlives --request-timeout gets a 504,
+// and the server goes on answering.
+func TestServeTimesOut(t *testing.T) {
+	db := corpusStore(t)
+	slowLLM(t, "late", 5*time.Second)
+	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), apiConfig{Timeout: 300 * time.Millisecond})
+	r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
+	if e := decode[apiError](t, r.Body); r.Status != http.StatusGatewayTimeout || e.Code != codeTimeout {
+		t.Errorf("slow answer: %d %+v", r.Status, e)
+	}
+	if r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive", "context_only": true}`); r.Status != 200 {
+		t.Errorf("after a timeout: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestServeConcurrentQueriesAgree: many clients at once get what one gets.
+func TestServeConcurrentQueriesAgree(t *testing.T) {
+	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{MaxConcurrent: 3})
+	questions := []string{"Who designed Go?", "Who broke Enigma messages at Bletchley Park?", "Which languages did Ken Thompson create?", "What is a graph database?"}
+	want := map[string][]byte{}
+	for _, q := range questions {
+		body, _ := json.Marshal(map[string]any{"question": q, "top_k": 4})
+		want[q] = passagesOf(t, do(t, "POST", srv.URL+"/v1/query", string(body)).Body)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 6; i++ {
+				q := questions[(w+i)%len(questions)]
+				body, _ := json.Marshal(map[string]any{"question": q, "top_k": 4})
+				resp, err := http.Post(srv.URL+"/v1/query", "application/json", bytes.NewReader(body))
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					errs <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+				} else if got := passagesOf(t, b); !bytes.Equal(got, want[q]) {
+					errs <- fmt.Sprintf("%q: concurrent passages differ:\n%s\n%s", q, got, want[q])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func passagesOf(t *testing.T, b []byte) []byte {
+	t.Helper()
+	p, _ := json.Marshal(decode[map[string]any](t, b)["passages"])
+	return p
+}
+
+// TestServeShutdownFinishesRequests: cancelling serve's context (SIGTERM)
+// lets the request in flight finish, then the command returns nil.
+func TestServeShutdownFinishesRequests(t *testing.T) {
+	db := corpusStore(t)
+	slowLLM(t, "Robert Griesemer, Rob Pike and Ken Thompson [1].", 500*time.Millisecond)
+	f := testFlags(t, db, "--llm", "openai:test-model")
+	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 4}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	var errs bytes.Buffer
+	go func() {
+		done <- runServe(ctx, opts, streams{Out: io.Discard, Err: &syncWriter{w: &errs}}, func(a string) { addr <- a })
+	}()
+	base := "http://" + <-addr
+	answered := make(chan reply, 1)
+	go func() {
+		answered <- do(t, "POST", base+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
+	}()
+	time.Sleep(200 * time.Millisecond) // the request is waiting for the model
+	cancel()
+	if r := <-answered; r.Status != 200 || !strings.Contains(string(r.Body), "Griesemer") {
+		t.Errorf("request in flight at shutdown: %d %s", r.Status, r.Body)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("serve returned %v", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("still serving after shutdown")
+	}
+	if !strings.Contains(errs.String(), "stopped") {
+		t.Errorf("log:\n%s", errs.String())
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// openAPISpec is the served OpenAPI document, with schemas ready to
+// validate responses.
+type openAPISpec struct {
+	doc     map[string]any
+	schemas json.RawMessage // components.schemas, refs rewritten to #/$defs/
+}
+
+func loadOpenAPI(t *testing.T, b []byte) *openAPISpec {
+	t.Helper()
+	doc := decode[map[string]any](t, b)
+	comps, _ := json.Marshal(doc["components"].(map[string]any)["schemas"])
+	return &openAPISpec{doc: doc, schemas: json.RawMessage(strings.ReplaceAll(string(comps), "#/components/schemas/", "#/$defs/"))}
+}
+
+// operations lists "METHOD /path" of every operation in the document.
+func (o *openAPISpec) operations() []string {
+	var out []string
+	for p, item := range o.doc["paths"].(map[string]any) {
+		for m := range item.(map[string]any) {
+			out = append(out, strings.ToUpper(m)+" "+p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validate checks a response body against the schema the document gives
+// for the operation, status and content type.
+func (o *openAPISpec) validate(t *testing.T, op string, status int, contentType string, body []byte) {
+	t.Helper()
+	method, path, _ := strings.Cut(op, " ")
+	item, ok := o.doc["paths"].(map[string]any)[path].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: not in the OpenAPI document", op)
+	}
+	resp, ok := item[strings.ToLower(method)].(map[string]any)["responses"].(map[string]any)[fmt.Sprint(status)].(map[string]any)
+	if !ok {
+		t.Errorf("%s: status %d is not documented", op, status)
+		return
+	}
+	ct, _, _ := strings.Cut(contentType, ";")
+	media, ok := resp["content"].(map[string]any)[ct].(map[string]any)
+	if !ok {
+		t.Errorf("%s %d: content type %s is not documented", op, status, ct)
+		return
+	}
+	schema, _ := json.Marshal(media["schema"])
+	if err := o.check(schema, body); err != nil {
+		t.Errorf("%s %d: %v", op, status, err)
+	}
+}
+
+// check validates body against schema, which may refer to the components.
+func (o *openAPISpec) check(schema, body []byte) error {
+	root := map[string]any{}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(schema), "#/components/schemas/", "#/$defs/")), &root); err != nil {
+		return err
+	}
+	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	root["$defs"] = o.schemas
+	b, _ := json.Marshal(root)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("resolve schema: %w", err)
+	}
+	var instance any
+	if err := json.Unmarshal(body, &instance); err != nil {
+		return fmt.Errorf("body is not JSON: %w\n%s", err, body)
+	}
+	if err := rs.Validate(instance); err != nil {
+		return fmt.Errorf("response does not match the documented schema: %w\n%.400s", err, body)
+	}
+	return nil
+}
+
+// TestOpenAPIMatchesHandlers: every operation in the document is served,
+// every served route is documented, and the responses to requests of every
+// operation (errors included) validate against the documented schemas.
+func TestOpenAPIMatchesHandlers(t *testing.T) {
+	db := corpusStore(t)
+	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	spec := loadOpenAPI(t, do(t, "GET", srv.URL+"/v1/openapi.json", "").Body)
+	// The validation has teeth: a missing, mistyped or undocumented field fails.
+	for _, c := range []struct{ schema, body string }{
+		{`{"$ref": "#/components/schemas/Error"}`, `{"code": "x"}`},
+		{`{"$ref": "#/components/schemas/Error"}`, `{"code": 1, "message": "m"}`},
+		{`{"$ref": "#/components/schemas/Document"}`, `{"id": "d", "path": "p", "title": "", "format": "txt", "status": "done", "chunks": 1, "size": 1, "mod_time": "", "updated_at": "", "warnings": [], "extra": 1}`},
+		{`{"$ref": "#/components/schemas/QueryResponse"}`, `{"question": "q", "mode": "mix", "timings_ns": {}, "context_tokens": 1}`},
+	} {
+		if spec.check([]byte(c.schema), []byte(c.body)) == nil {
+			t.Fatalf("%s accepts %s", c.schema, c.body)
+		}
+	}
+
+	var served []string
+	for _, rt := range routes {
+		for _, m := range rt.methods {
+			served = append(served, m+" "+rt.pattern)
+		}
+	}
+	sort.Strings(served)
+	if !slices.Equal(served, spec.operations()) {
+		t.Fatalf("served routes and the OpenAPI document disagree:\n served %v\n document %v", served, spec.operations())
+	}
+
+	entity := decode[struct{ Entities []entityJSON }](t, do(t, "GET", srv.URL+"/v1/entities?name=Go", "").Body).Entities[0].ID
+	chunk := decode[struct {
+		Passages []struct {
+			ChunkID string `json:"chunk_id"`
+		}
+	}](t, do(t, "POST", srv.URL+"/v1/query", `{"question": "Go"}`).Body).Passages[0].ChunkID
+	calls := []struct{ op, url, body string }{
+		{"GET /healthz", "/healthz", ""},
+		{"GET /v1/openapi.json", "/v1/openapi.json", ""},
+		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?"}`},
+		{"POST /v1/query", "/v1/query", `{"question": "Which languages did Ken Thompson create?", "mode": "hybrid", "top_k": 2}`},
+		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`},
+		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?", "mode": "path", "top_k": 5}`},
+		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?", "mode": "path", "context_only": true}`},
+		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?", "context_only": true}`},
+		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?", "path_weight": 1}`},
+		{"POST /v1/query", "/v1/query", `{"question": ""}`},
+		{"POST /v1/query", "/v1/query", `{"question": "` + strings.Repeat("x", 70<<10) + `"}`},
+		{"POST /v1/query", "/v1/query", ""},
+		{"GET /v1/documents", "/v1/documents?limit=2&offset=1", ""},
+		{"GET /v1/documents", "/v1/documents?status=bad", ""},
+		{"GET /v1/entities", "/v1/entities?name=Alan%20Turing", ""},
+		{"GET /v1/entities", "/v1/entities", ""},
+		{"GET /v1/entities/{id}", "/v1/entities/" + entity, ""},
+		{"GET /v1/entities/{id}", "/v1/entities/missing", ""},
+		{"GET /v1/graph", "/v1/graph?hops=2&entity=" + entity, ""},
+		{"GET /v1/graph", "/v1/graph?hops=9&entity=" + entity, ""},
+		{"GET /v1/chunks/{id}", "/v1/chunks/" + url.PathEscape(chunk), ""},
+		{"GET /v1/chunks/{id}", "/v1/chunks/missing", ""},
+		{"GET /v1/stats", "/v1/stats", ""},
+	}
+	seen := map[string]bool{}
+	for _, c := range calls {
+		method, _, _ := strings.Cut(c.op, " ")
+		r := do(t, method, srv.URL+c.url, c.body)
+		spec.validate(t, c.op, r.Status, r.Header.Get("Content-Type"), r.Body)
+		seen[c.op] = true
+	}
+	for _, op := range spec.operations() {
+		if !seen[op] {
+			t.Errorf("%s: no test request", op)
+		}
+	}
+	// Wrong methods and a token-guarded server answer as documented too.
+	r := do(t, "GET", srv.URL+"/v1/query", "")
+	spec.validate(t, "POST /v1/query", r.Status, r.Header.Get("Content-Type"), r.Body)
+	guarded := startAPI(t, testEngine(t, db), apiConfig{Token: "a-token-of-enough-length"})
+	r = do(t, "GET", guarded.URL+"/v1/stats", "")
+	spec.validate(t, "GET /v1/stats", r.Status, r.Header.Get("Content-Type"), r.Body)
+
+	// Streamed events match their schemas.
+	r = do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "stream": true}`)
+	spec.validate(t, "POST /v1/query", r.Status, "text/event-stream", []byte(`"stream"`))
+	events := parseSSE(t, r.Body)
+	if len(events) != 1 || events[0].name != "result" {
+		t.Fatalf("stream without an LLM: %v", events)
+	}
+	spec.validate(t, "POST /v1/query", 200, "application/json", events[0].data)
+}
+
+// TestServeSIGTERM: the command itself stops cleanly on SIGTERM.
+func TestServeSIGTERM(t *testing.T) {
+	db := corpusStore(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := commandOf("serve", "--store", db, "--config", "", "--addr", addr)
+	var stderr syncWriter
+	var buf bytes.Buffer
+	stderr.w = &buf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if r, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			r.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("serve did not come up:\n%s", buf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve exited with %v after SIGTERM", err)
+	}
+	stderr.mu.Lock()
+	defer stderr.mu.Unlock()
+	if !strings.Contains(buf.String(), "shutting down") || !strings.Contains(buf.String(), "stopped") {
+		t.Errorf("log:\n%s", buf.String())
+	}
+}
+
+// Logic mode over the API: with a model the server answers from the logic
+// form (or mix when it cannot) and says which; without one it is a 400.
+func TestServeLogicMode(t *testing.T) {
+	db := corpusStore(t)
+	offline := startAPI(t, testEngine(t, db), apiConfig{})
+	r := do(t, "POST", offline.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "logic"}`, "Content-Type", "application/json")
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "--llm") {
+		t.Fatalf("logic without a model: %d %s", r.Status, r.Body)
+	}
+
+	srv := integrateServer(t, goPlan, "YES", "Go [1].", "", 0, false)
+	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), apiConfig{})
+	r = do(t, "POST", api.URL+"/v1/query", `{"question": "`+goQuestion+`", "mode": "logic"}`, "Content-Type", "application/json")
+	if r.Status != http.StatusOK {
+		t.Fatalf("logic: %d %s", r.Status, r.Body)
+	}
+	got := decode[map[string]any](t, r.Body)
+	if got["mode"] != "logic" || got["answered_by"] != "logic" || got["answer"] != "Go [1]." || got["logic"] == nil || got["precheck"] == nil {
+		t.Errorf("logic reply: mode %v, answered_by %v, answer %q, logic %v, precheck %v", got["mode"], got["answered_by"], got["answer"], got["logic"] != nil, got["precheck"] != nil)
+	}
+	if srv.Count() != 3 {
+		t.Errorf("%d model requests, want 3 (plan, pre-check, answer)", srv.Count())
+	}
+}
