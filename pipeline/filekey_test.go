@@ -77,3 +77,45 @@ func TestUnchangedFilesAreNotRead(t *testing.T) {
 	run("after a fresh edit", 1, 1)
 	run("fresh edit, next run", 1, 2)
 }
+
+// Prune deletes only documents under the run's own paths: another
+// folder's documents, and a folder that is gone (an unmounted drive), are
+// left alone.
+func TestPruneStaysUnderTheRunsPaths(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	write(t, filepath.Join(a, "ada.md"), adaText)
+	write(t, filepath.Join(b, "babbage.md"), babbageText)
+	p, st := newPipeline(t, filepath.Join(dir, "g.db"), pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8})
+	if _, err := p.Ingest(ctx, []string{a, b}, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		t.Helper()
+		docs, err := st.Documents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(docs)
+	}
+	if err := os.Remove(filepath.Join(b, "babbage.md")); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := p.Ingest(ctx, []string{a}, pipeline.Options{Prune: true}); err != nil || sum.Deleted != 0 || count() != 2 {
+		t.Fatalf("prune of a/ deleted %v (%v); b/'s document must stay", sum, err)
+	}
+	// b/ itself gone: as if its drive were not mounted.
+	if err := os.RemoveAll(b); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := p.Ingest(ctx, []string{a, b}, pipeline.Options{Prune: true}); err != nil || sum.Deleted != 0 || count() != 2 {
+		t.Fatalf("prune with b/ missing deleted %d documents (%v)", sum.Deleted, err)
+	}
+	if err := os.MkdirAll(b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := p.Ingest(ctx, []string{b}, pipeline.Options{Prune: true}); err != nil || sum.Deleted != 1 || count() != 1 {
+		t.Fatalf("prune of b/ after its file went: %+v, %v", sum, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -197,7 +198,9 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 
 // Options for one Ingest run.
 type Options struct {
-	// Prune deletes stored documents whose files no longer exist.
+	// Prune deletes stored documents whose files no longer exist, among
+	// those under the run's paths (a store may hold other folders' documents,
+	// and passages that never were files).
 	Prune bool
 	// Stop, when closed, keeps the run from starting further files; files
 	// in flight finish under ctx. Skipped files and prune are then left out.
@@ -288,7 +291,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		return sum, fmt.Errorf("ingest interrupted: %w", err)
 	}
 	if opts.Prune && sum.Skipped == 0 && !stopped(opts.Stop) {
-		if err := p.prune(ctx, record); err != nil {
+		if err := p.prune(ctx, paths, record); err != nil {
 			return sum, err
 		}
 	}
@@ -486,14 +489,29 @@ func (p *Pipeline) markFailed(ctx context.Context, path string, prev *store.Docu
 	_ = p.Store.SetStatus(ctx, store.Document{ID: PathID(path), Path: path, Title: filepath.Base(path)}, store.StatusFailed, cause.Error())
 }
 
-// prune deletes documents whose files are gone.
-func (p *Pipeline) prune(ctx context.Context, record func(FileResult)) error {
+// prune deletes the documents under paths whose files are gone. A path
+// that is itself gone or unreadable prunes nothing: an unmounted drive or
+// a mistyped folder must not empty the store.
+func (p *Pipeline) prune(ctx context.Context, paths []string, record func(FileResult)) error {
+	var roots []string
+	for _, path := range paths {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(abs); err == nil {
+			roots = append(roots, abs)
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
 	docs, err := p.Store.Documents(ctx)
 	if err != nil {
 		return fmt.Errorf("prune: list documents: %w", err)
 	}
 	for _, d := range docs {
-		if !localPath(d) {
+		if !localPath(d) || !slices.ContainsFunc(roots, func(root string) bool { return underRoot(d.Path, root) }) {
 			continue
 		}
 		if _, err := os.Stat(d.Path); !errors.Is(err, fs.ErrNotExist) {
@@ -506,6 +524,14 @@ func (p *Pipeline) prune(ctx context.Context, record func(FileResult)) error {
 		record(FileResult{Path: d.Path, DocID: d.ID, Outcome: Deleted, Duration: time.Since(start)})
 	}
 	return nil
+}
+
+// underRoot reports whether path is root or lies under it.
+func underRoot(path, root string) bool {
+	if path == root {
+		return true
+	}
+	return strings.HasPrefix(path, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
 
 func (p *Pipeline) concurrency() int {
