@@ -1,0 +1,417 @@
+package loader
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"strings"
+	"unicode"
+
+	"github.com/ledongthuc/pdf"
+
+	"docgraph/loader/internal/glyphs"
+)
+
+// pdfFont is what text extraction needs of a font: how its strings split
+// into codes, the Unicode text of each code and each code's advance.
+type pdfFont struct {
+	name string // BaseFont without the subset prefix
+	cid  bool   // Type 0: multi-byte codes through an encoding CMap
+
+	// Simple fonts: one byte per code.
+	text   [256]string
+	mapped [256]bool
+	width  [256]float64 // advance in ems (text space units at size 1)
+	hasW   [256]bool
+
+	// Type 0 fonts.
+	enc      *cmap // encoding CMap; nil means Identity (two-byte codes, CID = code)
+	uniCodes bool  // codes are UTF-16 themselves (a predefined Uni… CMap)
+	toUni    *cmap
+	cidW     map[uint32]float64
+	dw       float64
+	vertical bool
+
+	missing float64 // advance of codes without a width, in ems; 0 means estimate
+	size    float64 // multiplies Tf's size into the glyph height: 1 except for odd Type 3 matrices
+	lossy   int     // malformed ToUnicode entries recovered in part
+}
+
+// fontKey identifies a drawn glyph's font in warnings.
+func (f *pdfFont) label() string {
+	if f.name == "" {
+		return "an unnamed font"
+	}
+	return f.name
+}
+
+// maxFontProgram bounds how much of an embedded Type 1 font is inflated to
+// find its built-in encoding, which sits in the clear-text part at the start.
+const maxFontProgram = 256 << 10
+
+// loadFont reads a font dictionary. It never fails: what cannot be read
+// leaves codes unmapped or widths estimated.
+func loadFont(v pdf.Value) *pdfFont {
+	f := &pdfFont{size: 1}
+	f.name = v.Key("BaseFont").Name()
+	if i := strings.IndexByte(f.name, '+'); i == 6 {
+		f.name = f.name[i+1:]
+	}
+	switch v.Key("Subtype").Name() {
+	case "Type0":
+		f.loadType0(v)
+	default:
+		f.loadSimple(v)
+	}
+	return f
+}
+
+func (f *pdfFont) loadSimple(v pdf.Value) {
+	subtype := v.Key("Subtype").Name()
+	desc := v.Key("FontDescriptor")
+	scale := 0.001
+	if subtype == "Type3" {
+		// Type 3 glyph space maps to text space by the font's own matrix.
+		if m := numbers(v.Key("FontMatrix"), 6); len(m) == 6 && m[0] != 0 && finite(m...) {
+			scale = math.Abs(m[0])
+			if m[3] != 0 {
+				f.size = math.Min(math.Max(math.Abs(m[3])*1000, 0.05), 20)
+			}
+		}
+		if f.name == "" {
+			f.name = v.Key("Name").Name()
+		}
+	}
+	first := int(v.Key("FirstChar").Int64())
+	ws := numbers(v.Key("Widths"), 256)
+	for i, w := range ws {
+		if c := first + i; c >= 0 && c < 256 && finite(w) {
+			f.width[c], f.hasW[c] = w*scale, true
+		}
+	}
+	if mw := desc.Key("MissingWidth"); mw.Kind() == pdf.Integer || mw.Kind() == pdf.Real {
+		f.missing = mw.Float64() * scale
+	}
+
+	// Unicode: ToUnicode first, then the encoding's glyph names, then the
+	// font program's built-in encoding.
+	var base *[256]rune
+	var names [256]string
+	builtin := false
+	enc := v.Key("Encoding")
+	switch enc.Kind() {
+	case pdf.Name:
+		base = namedEncoding(enc.Name())
+	case pdf.Dict:
+		base = namedEncoding(enc.Key("BaseEncoding").Name())
+		diffs := enc.Key("Differences")
+		code := -1
+		for i := 0; i < diffs.Len() && i < 1024; i++ {
+			d := diffs.Index(i)
+			switch d.Kind() {
+			case pdf.Integer:
+				code = int(d.Int64())
+			case pdf.Name:
+				if code >= 0 && code < 256 {
+					names[code] = d.Name()
+				}
+				code++
+			}
+		}
+	}
+	if base == nil {
+		switch {
+		case subtype == "Type1" || subtype == "MMType1":
+			if b, ok := type1Encoding(desc.Key("FontFile")); ok {
+				names = mergeNames(b, names)
+				builtin = true
+			}
+		}
+		if !builtin {
+			base = f.defaultEncoding(subtype, desc)
+		}
+	}
+	numeric := codeNamed(names)
+	for c := range 256 {
+		if n := names[c]; n != "" {
+			if s, ok := glyphs.Name(n); ok {
+				f.text[c], f.mapped[c] = s, true
+				continue
+			}
+			if numeric {
+				if r, ok := glyphs.CodeName(n); ok {
+					f.text[c], f.mapped[c] = string(r), true
+				}
+			}
+			continue
+		}
+		if base != nil && base[c] != 0 {
+			f.text[c], f.mapped[c] = string(base[c]), true
+		}
+	}
+	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
+		if data, _, err := readStream(tu, maxContentBytes); err == nil {
+			m := parseCMap(data)
+			f.lossy += m.lossy
+			for c := range 256 {
+				s, ok := m.lookupText(1, uint32(c))
+				if !ok {
+					s, ok = m.lookupText(2, uint32(c))
+				}
+				if ok && usableText(s) {
+					f.text[c], f.mapped[c] = s, true
+				}
+			}
+		}
+	}
+}
+
+// usableText rejects ToUnicode values that map a glyph to nothing useful
+// (NUL, other control characters), so the encoding's answer stands.
+func usableText(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r == 0 || (unicode.IsControl(r) && r != '\t' && r != '\n') {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultEncoding is the encoding of a simple font that names none and
+// has no readable built-in one.
+func (f *pdfFont) defaultEncoding(subtype string, desc pdf.Value) *[256]rune {
+	lower := strings.ToLower(f.name)
+	switch {
+	case strings.HasPrefix(lower, "symbol"):
+		return &glyphs.SymbolEncoding
+	case strings.Contains(lower, "dingbats"):
+		return nil
+	case subtype == "TrueType":
+		// Symbolic TrueType fonts without an encoding draw by their own
+		// cmap; in practice their codes are Latin-1-like.
+		return &glyphs.WinAnsiEncoding
+	case desc.Key("Flags").Int64()&4 != 0 && desc.Key("FontFile").IsNull() && desc.Key("FontFile3").IsNull():
+		return nil // a symbolic font we cannot look into
+	}
+	return &glyphs.StandardEncoding
+}
+
+func namedEncoding(name string) *[256]rune {
+	switch name {
+	case "WinAnsiEncoding":
+		return &glyphs.WinAnsiEncoding
+	case "MacRomanEncoding", "MacExpertEncoding":
+		return &glyphs.MacRomanEncoding
+	case "StandardEncoding":
+		return &glyphs.StandardEncoding
+	}
+	return nil
+}
+
+// mergeNames lays Differences over a built-in encoding.
+func mergeNames(base, diffs [256]string) [256]string {
+	for c, n := range diffs {
+		if n != "" {
+			base[c] = n
+		}
+	}
+	return base
+}
+
+// codeNamed reports whether a font's glyph names are codes in disguise
+// ("a65", "g41"): at least a few names, all of that form and none known.
+func codeNamed(names [256]string) bool {
+	n := 0
+	for _, name := range names {
+		if name == "" || name == ".notdef" {
+			continue
+		}
+		if _, known := glyphs.Name(name); known {
+			return false
+		}
+		if _, ok := glyphs.CodeName(name); !ok {
+			return false
+		}
+		n++
+	}
+	return n >= 3
+}
+
+// type1Encoding reads the built-in encoding of an embedded Type 1 font
+// program from its clear-text part ("dup 12 /fi put" lines). ok is false
+// when the program uses StandardEncoding or cannot be read.
+func type1Encoding(file pdf.Value) (names [256]string, ok bool) {
+	if file.Kind() != pdf.Stream {
+		return names, false
+	}
+	limit := int64(maxFontProgram)
+	if n := file.Key("Length1").Int64(); n > 0 && n < limit {
+		limit = n
+	}
+	data := readPrefix(file, limit)
+	if i := bytes.Index(data, []byte("eexec")); i >= 0 {
+		data = data[:i]
+	}
+	at := bytes.Index(data, []byte("/Encoding"))
+	if at < 0 || bytes.Contains(data, []byte("/Encoding StandardEncoding")) {
+		return names, false
+	}
+	lx := psLexer{b: data[at:]}
+	var prev [3]psObj // the three objects before the current one
+	for range 1 << 16 {
+		o, more := lx.next()
+		if !more {
+			break
+		}
+		if o.kind == psOp && o.str == "put" && prev[0].kind == psOp && prev[0].str == "dup" && prev[1].kind == psNum && prev[2].kind == psName {
+			if c := int(prev[1].num); c >= 0 && c < 256 {
+				names[c] = prev[2].str
+				ok = true
+			}
+		}
+		if o.kind == psOp && (o.str == "def" || o.str == "readonly") && ok {
+			break
+		}
+		prev[0], prev[1], prev[2] = prev[1], prev[2], o
+	}
+	return names, ok
+}
+
+// readPrefix decodes at most the first limit bytes of a stream; a stream
+// the library cannot decode reads as empty.
+func readPrefix(s pdf.Value, limit int64) (data []byte) {
+	defer func() {
+		if recover() != nil {
+			data = nil
+		}
+	}()
+	rc := s.Reader()
+	defer rc.Close()
+	data, _ = io.ReadAll(io.LimitReader(rc, limit))
+	return data
+}
+
+func (f *pdfFont) loadType0(v pdf.Value) {
+	desc := v.Key("DescendantFonts").Index(0)
+	enc := v.Key("Encoding")
+	switch enc.Kind() {
+	case pdf.Name:
+		name := enc.Name()
+		f.vertical = strings.HasSuffix(name, "-V")
+		if uni, _ := predefinedUnicode(name); uni {
+			f.uniCodes = true
+		}
+	case pdf.Stream:
+		if data, _, err := readStream(enc, maxContentBytes); err == nil {
+			f.enc = parseCMap(data)
+			f.vertical = f.enc.vertical
+			if !f.enc.hasSpace() {
+				if uni, _ := predefinedUnicode(f.enc.base); uni {
+					f.uniCodes = true
+				}
+				if len(f.enc.cids) == 0 && len(f.enc.cidRange) == 0 {
+					f.enc = nil // a wrapper around Identity
+				}
+			}
+		}
+	}
+	f.cid = true
+	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
+		if data, _, err := readStream(tu, maxContentBytes); err == nil {
+			f.toUni = parseCMap(data)
+			f.lossy += f.toUni.lossy
+		}
+	}
+	f.dw = 1
+	if dw := desc.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+		f.dw = dw.Float64() / 1000
+	}
+	f.cidW = make(map[uint32]float64)
+	// CIDs are at most two bytes in practice; budget bounds the work a
+	// hostile /W of many overlapping ranges can cause.
+	w := desc.Key("W")
+	budget := 1 << 18
+	for i := 0; i+1 < w.Len() && budget > 0; {
+		first := w.Index(i).Int64()
+		if next := w.Index(i + 1); next.Kind() == pdf.Array {
+			for j := 0; j < next.Len() && first+int64(j) < 1<<16 && budget > 0; j++ {
+				if first+int64(j) >= 0 {
+					f.cidW[uint32(first)+uint32(j)] = next.Index(j).Float64() / 1000
+				}
+				budget--
+			}
+			i += 2
+			continue
+		}
+		last := min(w.Index(i+1).Int64(), 1<<16-1)
+		val := w.Index(i+2).Float64() / 1000
+		for c := max(first, 0); c <= last && budget > 0; c++ {
+			f.cidW[uint32(c)] = val
+			budget--
+		}
+		i += 3
+	}
+}
+
+// glyphFunc receives each code of a shown string: its text ("" when the
+// font has no Unicode for it), its advance in ems, whether it is the
+// single-byte code 32 that word spacing applies to, and whether it was
+// mapped at all.
+type glyphFunc func(text string, width float64, space, mapped bool)
+
+// decode splits s into codes and reports each to fn.
+func (f *pdfFont) decode(s string, fn glyphFunc) {
+	if !f.cid {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			w := f.width[c]
+			if !f.hasW[c] {
+				w = f.missing
+				if w == 0 {
+					w = estimateWidth(f.name, f.text[c])
+				}
+			}
+			fn(f.text[c], w, c == ' ', f.mapped[c])
+		}
+		return
+	}
+	for len(s) > 0 {
+		var code uint32
+		n := 2
+		if f.enc != nil {
+			code, n = f.enc.nextCode(s, 2)
+		} else {
+			n = min(2, len(s))
+			code = beUint(s[:n])
+		}
+		raw := s[:n]
+		s = s[n:]
+		cid := code
+		if f.enc != nil {
+			if c, ok := f.enc.lookupCID(n, code); ok {
+				cid = c
+			}
+		}
+		text, mapped := "", false
+		if f.toUni != nil {
+			text, mapped = f.toUni.lookupText(n, code)
+			if mapped && !usableText(text) {
+				text, mapped = "", false
+			}
+		}
+		if !mapped && f.uniCodes && n == 2 {
+			text, mapped = utf16BE(raw), true
+		}
+		w, ok := f.cidW[cid]
+		if !ok {
+			w = f.dw
+		}
+		if f.vertical {
+			w = 1 // vertical fonts advance by DW2's default of one em down
+		}
+		fn(text, w, n == 1 && code == ' ', mapped)
+	}
+}
