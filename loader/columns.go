@@ -15,7 +15,7 @@ import (
 const (
 	minColumnLines = 3 // a column has at least this many lines
 	minColumnChars = 4 // and this many characters per line on average: not a column of page numbers
-	maxGutterCover = 0.2
+	maxGutterCover = 0.5 // share of the lines beside a gutter that may cross it (full-width lines)
 )
 
 // columnOrder returns lines as sections to read one after another.

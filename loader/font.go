@@ -74,9 +74,6 @@ func (f *pdfFont) loadSimple(v pdf.Value) {
 		// Type 3 glyph space maps to text space by the font's own matrix.
 		if m := numbers(v.Key("FontMatrix"), 6); len(m) == 6 && m[0] != 0 && finite(m...) {
 			scale = math.Abs(m[0])
-			if m[3] != 0 {
-				f.size = math.Min(math.Max(math.Abs(m[3])*1000, 0.05), 20)
-			}
 		}
 		if f.name == "" {
 			f.name = v.Key("Name").Name()
@@ -88,6 +85,9 @@ func (f *pdfFont) loadSimple(v pdf.Value) {
 		if c := first + i; c >= 0 && c < 256 && finite(w) {
 			f.width[c], f.hasW[c] = w*scale, true
 		}
+	}
+	if subtype == "Type3" {
+		f.size = type3Size(ws, scale)
 	}
 	if mw := desc.Key("MissingWidth"); mw.Kind() == pdf.Integer || mw.Kind() == pdf.Real {
 		f.missing = mw.Float64() * scale
@@ -166,6 +166,23 @@ func (f *pdfFont) loadSimple(v pdf.Value) {
 	}
 }
 
+// type3Size is how tall a Type 3 font's glyphs are per unit of font size.
+// Its matrix may scale glyph space by anything, so the em is taken from
+// the widths, whose average in text fonts is about half an em.
+func type3Size(widths []float64, scale float64) float64 {
+	sum, n := 0.0, 0
+	for _, w := range widths {
+		if w > 0 && finite(w) {
+			sum += w
+			n++
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return math.Min(math.Max(sum/float64(n)*scale/0.5, 0.25), 4)
+}
+
 // usableText rejects ToUnicode values that map a glyph to nothing useful
 // (NUL, other control characters), so the encoding's answer stands.
 func usableText(s string) bool {
@@ -187,16 +204,26 @@ func (f *pdfFont) defaultEncoding(subtype string, desc pdf.Value) *[256]rune {
 	switch {
 	case strings.HasPrefix(lower, "symbol"):
 		return &glyphs.SymbolEncoding
-	case strings.Contains(lower, "dingbats"):
-		return nil
 	case subtype == "TrueType":
 		// Symbolic TrueType fonts without an encoding draw by their own
 		// cmap; in practice their codes are Latin-1-like.
 		return &glyphs.WinAnsiEncoding
-	case desc.Key("Flags").Int64()&4 != 0 && desc.Key("FontFile").IsNull() && desc.Key("FontFile3").IsNull():
-		return nil // a symbolic font we cannot look into
+	case desc.Key("Flags").Int64()&4 != 0 && desc.Key("FontFile").IsNull() && desc.Key("FontFile3").IsNull() && symbolName(lower):
+		return nil // a symbol font we cannot look into
 	}
+	// Producers mark text fonts symbolic often enough that the standard
+	// encoding is the better guess for anything not named for symbols.
 	return &glyphs.StandardEncoding
+}
+
+// symbolName reports whether a font's name says it draws symbols, not letters.
+func symbolName(lower string) bool {
+	for _, s := range []string{"dingbat", "wingding", "webding", "ornament", "symbol"} {
+		if strings.Contains(lower, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func namedEncoding(name string) *[256]rune {

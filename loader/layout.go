@@ -273,10 +273,11 @@ func blankRun(r *textRun) bool {
 // space where the gap between them is word-sized, puts right-to-left
 // scripts in logical order and drops dot leaders.
 func joinRuns(runs []*textRun) string {
+	glue := letterSpaced(runs)
 	var items []string // glyph texts and spaces, left to right
 	end := math.Inf(-1)
-	for _, r := range runs {
-		if len(items) > 0 && r.x0-end >= wordGap*r.size && items[len(items)-1] != " " && !strings.HasPrefix(r.parts[0], " ") {
+	for i, r := range runs {
+		if len(items) > 0 && r.x0-end >= wordGap*r.size && !glue[i] && items[len(items)-1] != " " && !strings.HasPrefix(r.parts[0], " ") {
 			items = append(items, " ")
 		}
 		items = append(items, r.parts...)
@@ -284,6 +285,57 @@ func joinRuns(runs []*textRun) string {
 	}
 	items = logicalOrder(items)
 	return dropLeaders(strings.Join(strings.Fields(strings.Join(items, "")), " "))
+}
+
+// Letter-spaced text ("D e m o n s t r a t i o n"): a stretch of at
+// least minSpacedRuns runs of one or two letters whose gaps are all about
+// the same and narrow, narrower than any word space, is one word; a
+// clearly wider gap inside it is still a word break.
+const (
+	minSpacedRuns = 4
+	maxLetterGap  = 0.22 // ems; a word space is wider
+)
+
+// letterSpaced reports, for each run, whether the gap before it is
+// letter spacing rather than a word space.
+func letterSpaced(runs []*textRun) []bool {
+	glue := make([]bool, len(runs))
+	short := func(r *textRun) bool {
+		if r.chars > 2 {
+			return false
+		}
+		for _, p := range r.parts {
+			for _, c := range p {
+				if !unicode.IsLetter(c) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(runs); {
+		if !short(runs[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(runs) && short(runs[j]) && math.Abs(runs[j].size-runs[i].size) < 0.1*runs[i].size {
+			j++
+		}
+		if j-i >= minSpacedRuns {
+			size := runs[i].size
+			gmin := math.Inf(1)
+			for k := i + 1; k < j; k++ {
+				gmin = min(gmin, runs[k].x0-runs[k-1].x1)
+			}
+			limit := min(max(1.3*gmin, gmin+0.05*size), maxLetterGap*size)
+			for k := i + 1; k < j; k++ {
+				glue[k] = runs[k].x0-runs[k-1].x1 <= limit
+			}
+		}
+		i = j
+	}
+	return glue
 }
 
 // usualLeading is the page's ordinary baseline step in ems: the lower
@@ -377,11 +429,12 @@ func logicalOrder(items []string) []string {
 	rtl, ltr := 0, 0
 	dirs := make([]int8, len(items)) // 1 right-to-left, -1 left-to-right, 0 neutral
 	for i, s := range items {
-		dirs[i] = direction(s)
-		switch dirs[i] {
-		case 1:
+		d, letter := direction(s)
+		dirs[i] = d
+		switch {
+		case d == 1:
 			rtl++
-		case -1:
+		case d == -1 && letter:
 			ltr++
 		}
 	}
@@ -390,8 +443,9 @@ func logicalOrder(items []string) []string {
 	}
 	out := slices.Clone(items)
 	if rtl > ltr {
-		// Read from the right; then put left-to-right stretches (with the
-		// neutrals between their strong ends) back in their own order.
+		// Read from the right; then put left-to-right stretches (Latin
+		// words, numbers, with the neutrals between their strong ends)
+		// back in their own order.
 		slices.Reverse(out)
 		slices.Reverse(dirs)
 		reverseRuns(out, dirs, -1)
@@ -432,20 +486,24 @@ func reverseRuns(items []string, dirs []int8, d int8) {
 	}
 }
 
-// direction classifies a glyph text by its first strong character. Digits
-// count as left-to-right: numbers inside right-to-left text keep their order.
-func direction(s string) int8 {
+// direction classifies a glyph text by its first strong character: 1
+// right-to-left, -1 left-to-right (letter reports whether that was a
+// letter rather than a digit: numbers keep their order inside
+// right-to-left text but do not make a line left-to-right), 0 neutral.
+func direction(s string) (dir int8, letter bool) {
 	for _, r := range s {
 		switch {
 		case r >= 0x0590 && r <= 0x08FF, r >= 0xFB1D && r <= 0xFDFF, r >= 0xFE70 && r <= 0xFEFF:
 			if unicode.IsLetter(r) {
-				return 1
+				return 1, true
 			}
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			return -1
+		case unicode.IsLetter(r):
+			return -1, true
+		case unicode.IsDigit(r):
+			return -1, false
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // mirror swaps paired brackets, which right-to-left text shows mirrored.

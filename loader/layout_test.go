@@ -37,6 +37,23 @@ func join(parts ...[]glyph) []glyph {
 	return out
 }
 
+// spaced sets s with extra space between letters (and that plus a
+// TeX word space, 0.33 em, between words), one glyph per run as the
+// letter spacing makes them.
+func spaced(s string, x, y, size, extra float64) []glyph {
+	var out []glyph
+	for _, r := range s {
+		if r == ' ' {
+			x += 0.333 * size
+			continue
+		}
+		g := show(string(r), x, y, size)[0]
+		out = append(out, g)
+		x += g.w + extra
+	}
+	return out
+}
+
 func upright(gs []glyph) [4][]glyph { return [4][]glyph{gs} }
 
 func TestLayoutPage(t *testing.T) {
@@ -89,6 +106,12 @@ func TestLayoutPage(t *testing.T) {
 		{"dot leaders dropped",
 			upright(join(show("Introduction", 72, 700, size), show(". . . . . . . . .", 72+width("Introduction ", size), 700, size), show("5", 300, 700, size))),
 			"Introduction 5"},
+		{"letter-spaced words rejoined, word gaps kept",
+			upright(spaced("Demonstration of spacing", 72, 700, size, 0.2*em)),
+			"Demonstration of spacing"},
+		{"single letters at word spacing stay apart",
+			upright(spaced("a b c d e f", 72, 700, size, 0)),
+			"a b c d e f"},
 		{"ellipsis kept",
 			upright(show("x1, . . . , xn", 72, 700, size)),
 			"x1, . . . , xn"},

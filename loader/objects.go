@@ -49,22 +49,33 @@ var errContentTooBig = fmt.Errorf("content stream over %d MiB", maxContentBytes>
 // A stream that breaks off (a damaged deflate stream) yields what was
 // decoded before the break, with damaged set.
 func readStream(v pdf.Value, limit int64) (data []byte, damaged bool, err error) {
+	var firstErr error
+	parts := 0
 	for _, s := range items(v) {
 		if s.Kind() != pdf.Stream {
 			continue
 		}
-		if err := checkStreamParams(s); err != nil {
+		parts++
+		part, broken, err := readOne(s, limit-int64(len(data)))
+		if err == errContentTooBig {
 			return nil, false, err
 		}
-		part, broken, err := readOne(s, limit-int64(len(data)))
 		if err != nil {
-			return nil, false, err
+			// One bad stream of an array loses its part of the page only.
+			if firstErr == nil {
+				firstErr = err
+			}
+			damaged = true
+			continue
 		}
 		damaged = damaged || broken
 		if len(data) > 0 {
 			data = append(data, '\n') // streams of an array are split between tokens
 		}
 		data = append(data, part...)
+	}
+	if firstErr != nil && len(data) == 0 {
+		return nil, false, firstErr
 	}
 	return data, damaged, nil
 }
@@ -76,6 +87,9 @@ func readOne(s pdf.Value, limit int64) (data []byte, damaged bool, err error) {
 			data, damaged, err = nil, false, errors.New(libMessage(r))
 		}
 	}()
+	if err := checkStreamParams(s); err != nil {
+		return nil, false, err
+	}
 	rc := s.Reader()
 	defer rc.Close()
 	data, rerr := io.ReadAll(io.LimitReader(rc, limit+1))

@@ -60,7 +60,7 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 	if !r.Trailer().Key("Encrypt").IsNull() {
 		warnings = append(warnings, newWarning(WarnEncrypted, 1, "PDF is encrypted with an empty user password; decrypted"))
 	}
-	title = cleanTitle(r.Trailer().Key("Info").Key("Title").Text())
+	title = infoTitle(r)
 
 	pages, err := pageList(r)
 	if err != nil {
@@ -119,6 +119,17 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 		}
 	}
 	return text, title, warnings, nil
+}
+
+// infoTitle is the document's metadata title; an Info dictionary the
+// library cannot parse (an escape it rejects in another entry) means none.
+func infoTitle(r *pdf.Reader) (title string) {
+	defer func() {
+		if recover() != nil {
+			title = ""
+		}
+	}()
+	return cleanTitle(r.Trailer().Key("Info").Key("Title").Text())
 }
 
 // maxPageWorkers bounds the goroutines one document uses.

@@ -40,7 +40,54 @@ var overrides = map[string]string{
 	"ng":              "ŋ",
 	"Ng":              "Ŋ",
 	"perthousandzero": "0",
+	// TeX math fonts (cmsy, cmmi, cmex, msam, msbm) use names the AGL lacks.
+	"angbracketleft":  "⟨",
+	"angbracketright": "⟩",
+	"star":            "⋆",
+	"prime":           "′",
+	"floorleft":       "⌊",
+	"floorright":      "⌋",
+	"ceilingleft":     "⌈",
+	"ceilingright":    "⌉",
+	"epsilon1":        "ϵ",
+	"bardbl":          "‖",
+	"mapsto":          "↦",
+	"diamondmath":     "⋄",
+	"subsetsqequal":   "⊑",
+	"supersetsqequal": "⊒",
+	"lscript":         "ℓ",
+	"lessmuch":        "≪",
+	"greatermuch":     "≫",
+	"summation":       "∑",
+	"product":         "∏",
+	"coproduct":       "∐",
+	"contintegral":    "∮",
+	"unionsq":         "⊔",
+	"intersectionsq":  "⊓",
+	"circledot":       "⊙",
+	"circleplus":      "⊕",
+	"circlemultiply":  "⊗",
+	"logicaland":      "∧",
+	"logicalor":       "∨",
+	"radical":         "√",
+	"turnstileleft":   "⊢",
+	"turnstileright":  "⊣",
+	"latticetop":      "⊤",
+	"perpendicular":   "⊥",
+	"similarequal":    "≃",
+	"follows":         "≻",
+	"precedes":        "≺",
+	"followsequal":    "⪰",
+	"precedesequal":   "⪯",
+	"owner":           "∋",
+	"negationslash":   "",
+	"vextendsingle":   "",
+	"vextenddouble":   "",
 }
+
+// texSizes are the suffixes TeX's extension font gives one symbol in
+// several sizes: "parenleftbigg", "summationdisplay".
+var texSizes = []string{"Bigg", "bigg", "Big", "big", "display", "text"}
 
 func loadAGL() {
 	agl = make(map[string]string, 4400)
@@ -122,6 +169,13 @@ func component(name string) (string, bool) {
 	if base, ok := strings.CutSuffix(name, "small"); ok && base != "" {
 		if s, ok := agl[base]; ok {
 			return strings.ToLower(s), true
+		}
+	}
+	for _, suffix := range texSizes {
+		if base, ok := strings.CutSuffix(name, suffix); ok && base != "" {
+			if s, ok := agl[base]; ok {
+				return s, true
+			}
 		}
 	}
 	return "", false

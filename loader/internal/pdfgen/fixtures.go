@@ -45,6 +45,15 @@ func Fixtures() map[string][]byte {
 		Stream("BT /F1 12 Tf 72 700 Td (Never shown) Tj ET"),
 		"<< /Type /Pages /Parent 5 0 R /Kids [3 0 R] /Count 1 >>")
 
+	files["ligatures.pdf"] = ligatures()
+	files["forms.pdf"] = forms()
+	files["markedcontent.pdf"] = markedContent()
+	files["oddtounicode.pdf"] = oddToUnicode()
+	files["rtl.pdf"] = rtl()
+	files["leaders.pdf"] = leadersAndSpacing()
+	files["columns.pdf"] = columns()
+	files["losses.pdf"] = losses()
+
 	for name, data := range Hostile() {
 		files[name] = data
 	}

@@ -190,8 +190,16 @@ func measure(path string, names, bins []string) fileResult {
 
 // words splits text as the recall measure sees it: on white space, with
 // punctuation trimmed from both ends, since the two extractors disagree on
-// little more than where a closing bracket or a dot leader goes.
+// little more than where a closing bracket or a dot leader goes, and
+// without the invisible direction marks pdftotext puts around
+// right-to-left text.
 func words(s string) []string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)
 	var out []string
 	for _, w := range strings.Fields(s) {
 		w = strings.TrimFunc(w, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
