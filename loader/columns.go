@@ -3,6 +3,7 @@ package loader
 import (
 	"math"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -20,30 +21,38 @@ const (
 
 // columnOrder returns lines as sections to read one after another.
 func columnOrder(lines []*textLine, depth int) [][]*textLine {
-	if depth >= 2 || len(lines) < 2*minColumnLines {
+	if depth >= 3 || len(lines) < 2*minColumnLines {
 		return [][]*textLine{lines}
 	}
-	x, ok := findGutter(lines)
+	x, ok := bestGutter(lines)
 	if !ok {
 		return [][]*textLine{lines}
 	}
 	var out [][]*textLine
 	var plain, band []*textLine
+	flushPlain := func() {
+		if len(plain) == 0 {
+			return
+		}
+		// Another part of the page may have its gutter elsewhere.
+		out = append(out, columnOrder(plain, depth+1)...)
+		plain = nil
+	}
 	flush := func() {
 		if len(band) == 0 {
 			return
 		}
-		left, right := splitBand(band, x)
+		head, body, tail := trimBand(band, x)
+		plain = append(plain, head...)
+		left, right := splitBand(body, x)
 		if left == nil {
-			plain = append(plain, band...)
+			plain = append(plain, body...)
 		} else {
-			if len(plain) > 0 {
-				out = append(out, plain)
-				plain = nil
-			}
+			flushPlain()
 			out = append(out, columnOrder(left, depth+1)...)
 			out = append(out, columnOrder(right, depth+1)...)
 		}
+		plain = append(plain, tail...)
 		band = nil
 	}
 	for _, ln := range lines {
@@ -55,20 +64,149 @@ func columnOrder(lines []*textLine, depth int) [][]*textLine {
 		band = append(band, ln)
 	}
 	flush()
-	if len(plain) > 0 {
-		out = append(out, plain)
+	if len(out) == 0 {
+		return [][]*textLine{lines}
 	}
+	flushPlain()
 	return out
 }
 
-// crosses reports whether a line has text over x.
-func crosses(ln *textLine, x float64) bool {
-	for _, r := range ln.runs {
-		if r.x0 < x && r.x1 > x && !blankRun(r) {
-			return true
+// bestGutter picks the x at which cutting the page's lines yields the most
+// column lines: candidates are the white gaps of a few ems inside lines
+// and the white stretch findGutter sees in the page's outline.
+func bestGutter(lines []*textLine) (float64, bool) {
+	counts := map[int]int{}
+	var sizes []float64
+	for _, ln := range lines {
+		sizes = append(sizes, ln.size)
+	}
+	slices.Sort(sizes)
+	size := sizes[len(sizes)/2]
+	if size <= 0 {
+		return 0, false
+	}
+	for _, ln := range lines {
+		end := math.Inf(-1)
+		for _, r := range ln.runs {
+			if blankRun(r) {
+				continue
+			}
+			if gap := r.x0 - end; gap >= 1.5*size && !math.IsInf(end, -1) {
+				counts[int(math.Round((end+r.x0)/2/size))]++
+			}
+			end = max(end, r.x1)
 		}
 	}
-	return false
+	type cand struct {
+		x float64
+		n int
+	}
+	var cands []cand
+	for k, n := range counts {
+		if n >= minColumnLines {
+			cands = append(cands, cand{float64(k) * size, n})
+		}
+	}
+	if x, ok := findGutter(lines); ok {
+		cands = append(cands, cand{x, 1 << 30})
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].n > cands[j].n || cands[i].n == cands[j].n && cands[i].x < cands[j].x })
+	bestX, best := 0.0, 0
+	for _, c := range cands[:min(len(cands), 32)] {
+		if s := gutterScore(lines, c.x); s > best {
+			bestX, best = c.x, s
+		}
+	}
+	return bestX, best > 0
+}
+
+// gutterScore counts the column lines a cut at x makes: over bands of
+// lines that do not cross x and split into two columns of text, the
+// shorter column's lines.
+func gutterScore(lines []*textLine, x float64) int {
+	score := 0
+	start := 0
+	for i := 0; i <= len(lines); i++ {
+		if i < len(lines) && !crosses(lines[i], x) {
+			continue
+		}
+		if band := lines[start:i]; len(band) >= minColumnLines {
+			if left, right := splitBand(band, x); left != nil {
+				score += min(len(left), len(right))
+			}
+		}
+		start = i + 1
+	}
+	return score
+}
+
+// crosses reports whether a line has text over x, or words on both
+// sides of x closer than a gutter is wide.
+func crosses(ln *textLine, x float64) bool {
+	leftEnd, rightStart := math.Inf(-1), math.Inf(1)
+	for _, r := range ln.runs {
+		if blankRun(r) {
+			continue
+		}
+		if r.x0 < x && r.x1 > x {
+			return true
+		}
+		if r.x1 <= x {
+			leftEnd = max(leftEnd, r.x1)
+		} else {
+			rightStart = min(rightStart, r.x0)
+		}
+	}
+	return rightStart-leftEnd < gutterMin*ln.size
+}
+
+// trimBand moves lines with text on one side only off the ends of a band
+// when a wide vertical gap or another font size parts them from the rest:
+// a heading after a two-column table of contents is not the end of its
+// left column.
+func trimBand(band []*textLine, x float64) (head, body, tail []*textLine) {
+	if len(band) < 3 {
+		return nil, band, nil
+	}
+	oneSided := func(ln *textLine) bool {
+		l, r := false, false
+		for _, run := range ln.runs {
+			if blankRun(run) {
+				continue
+			}
+			if (run.x0+run.x1)/2 < x {
+				l = true
+			} else {
+				r = true
+			}
+		}
+		return !(l && r)
+	}
+	var steps, sizes []float64
+	for i, ln := range band {
+		if i > 0 {
+			steps = append(steps, (band[i-1].y-ln.y)/max(ln.size, 1e-3))
+		}
+		if !oneSided(ln) {
+			sizes = append(sizes, ln.size)
+		}
+	}
+	if len(sizes) == 0 {
+		return nil, band, nil
+	}
+	slices.Sort(steps)
+	slices.Sort(sizes)
+	usual, size := steps[len(steps)/2], sizes[len(sizes)/2]
+	apart := func(a, b *textLine) bool { return (a.y-b.y)/max(b.size, 1e-3) > 1.8*usual }
+	odd := func(ln *textLine) bool { return math.Abs(ln.size-size) > 0.15*size }
+	i, j := 0, len(band)
+	for i < j-1 && oneSided(band[i]) && (apart(band[i], band[i+1]) || odd(band[i])) {
+		i++
+	}
+	for j > i+1 && oneSided(band[j-1]) && (apart(band[j-2], band[j-1]) || odd(band[j-1])) {
+		j--
+	}
+	return band[:i], band[i:j], band[j:]
 }
 
 // splitBand cuts a band of lines at x. It returns nil unless both sides

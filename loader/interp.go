@@ -413,7 +413,10 @@ func (in *interp) show(s string, g *gstate, tm *matrix) {
 			oy := tx*m[1] + (ty+g.rise)*m[3] + m[5]
 			// Reading direction: along the baseline, or down for vertical fonts.
 			bx, by := fs*g.th*m[0], fs*g.th*m[1]
-			extent := (adv + g.tc) * g.th * math.Hypot(m[0], m[1])
+			// The glyph's own width: character spacing shows as a gap (or,
+			// negative, as overlap), since a glyph may be placed on its own
+			// with a large Tc still set.
+			extent := (adv + min(g.tc, 0)) * g.th * math.Hypot(m[0], m[1])
 			if space {
 				extent += g.tw * g.th * math.Hypot(m[0], m[1])
 			}

@@ -16,7 +16,7 @@ const (
 	wordGap     = 0.15 // a horizontal gap at least this wide between glyphs is a word space
 	kernSlack   = 0.25 // glyphs may overlap this much and still be one run (negative kerning)
 	baselineTol = 0.1  // glyphs of one run share a baseline within this
-	lineTol     = 0.4  // runs this close vertically (in the larger size) are one line: sub/superscripts
+	lineTol     = 0.5  // runs this close vertically (in the larger size) are one line: sub/superscripts
 	dupTol      = 0.1  // the same glyph drawn again within this distance is a fake-bold duplicate
 	paraFactor  = 1.3  // a baseline step this much above the page's usual leading is a paragraph break
 	gutterMin   = 0.6  // the narrowest white gap between two columns
@@ -275,13 +275,17 @@ func blankRun(r *textRun) bool {
 func joinRuns(runs []*textRun) string {
 	glue := letterSpaced(runs)
 	var items []string // glyph texts and spaces, left to right
-	end := math.Inf(-1)
+	end, prevSize := math.Inf(-1), 0.0
 	for i, r := range runs {
-		if len(items) > 0 && r.x0-end >= wordGap*r.size && !glue[i] && items[len(items)-1] != " " && !strings.HasPrefix(r.parts[0], " ") {
+		// The gap is judged in the larger size of the two sides, so a
+		// superscript set close after its base ("mc²") stays attached.
+		if len(items) > 0 && r.x0-end >= wordGap*max(r.size, prevSize) && !glue[i] && items[len(items)-1] != " " && !strings.HasPrefix(r.parts[0], " ") {
 			items = append(items, " ")
 		}
 		items = append(items, r.parts...)
-		end = max(end, r.x1)
+		if r.x1 >= end {
+			end, prevSize = r.x1, r.size
+		}
 	}
 	items = logicalOrder(items)
 	return dropLeaders(strings.Join(strings.Fields(strings.Join(items, "")), " "))

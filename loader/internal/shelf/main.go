@@ -127,6 +127,8 @@ func main() {
 	}
 }
 
+var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl", "\uFB05", "st", "\uFB06", "st")
+
 func runExtract(path string) {
 	start := time.Now()
 	doc, err := loader.New().Load(context.Background(), path)
@@ -192,7 +194,8 @@ func measure(path string, names, bins []string) fileResult {
 // punctuation trimmed from both ends, since the two extractors disagree on
 // little more than where a closing bracket or a dot leader goes, and
 // without the invisible direction marks pdftotext puts around
-// right-to-left text.
+// right-to-left text. Latin ligature characters (U+FB00-FB06), which
+// pdftotext keeps and the loader spells out, count as their letters.
 func words(s string) []string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cf, r) {
@@ -200,6 +203,7 @@ func words(s string) []string {
 		}
 		return r
 	}, s)
+	s = ligatures.Replace(s)
 	var out []string
 	for _, w := range strings.Fields(s) {
 		w = strings.TrimFunc(w, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
