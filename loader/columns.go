@@ -14,9 +14,10 @@ import (
 // at the gutter and the left column is read before the right one.
 
 const (
-	minColumnLines = 3 // a column has at least this many lines
-	minColumnChars = 4 // and this many characters per line on average: not a column of page numbers
-	maxGutterCover = 0.5 // share of the lines beside a gutter that may cross it (full-width lines)
+	minColumnLines   = 3    // a column has at least this many lines
+	minColumnChars   = 4    // and this many characters per line on average: not a column of page numbers
+	minColumnBalance = 0.35 // the narrower column is at least this share of the wider one's width
+	maxGutterCover   = 0.5  // share of the lines beside a gutter that may cross it (full-width lines)
 )
 
 // columnOrder returns lines as sections to read one after another.
@@ -72,46 +73,49 @@ func columnOrder(lines []*textLine, depth int) [][]*textLine {
 }
 
 // bestGutter picks the x at which cutting the page's lines yields the most
-// column lines: candidates are the white gaps of a few ems inside lines
-// and the white stretch findGutter sees in the page's outline.
+// column lines. Candidates are the x ranges that the white gaps (an em or
+// wider) inside several lines have in common, and the white stretch
+// findGutter sees in the page's outline.
 func bestGutter(lines []*textLine) (float64, bool) {
-	counts := map[int]int{}
-	var sizes []float64
-	for _, ln := range lines {
-		sizes = append(sizes, ln.size)
+	type event struct {
+		x     float64
+		delta int
 	}
-	slices.Sort(sizes)
-	size := sizes[len(sizes)/2]
-	if size <= 0 {
-		return 0, false
-	}
+	var events []event
 	for _, ln := range lines {
 		end := math.Inf(-1)
 		for _, r := range ln.runs {
 			if blankRun(r) {
 				continue
 			}
-			if gap := r.x0 - end; gap >= 1.5*size && !math.IsInf(end, -1) {
-				counts[int(math.Round((end+r.x0)/2/size))]++
+			if r.x0-end >= ln.size && !math.IsInf(end, -1) {
+				events = append(events, event{end, 1}, event{r.x0, -1})
 			}
 			end = max(end, r.x1)
 		}
 	}
+	sort.Slice(events, func(i, j int) bool {
+		return events[i].x < events[j].x || events[i].x == events[j].x && events[i].delta < events[j].delta
+	})
 	type cand struct {
 		x float64
 		n int
 	}
 	var cands []cand
-	for k, n := range counts {
-		if n >= minColumnLines {
-			cands = append(cands, cand{float64(k) * size, n})
+	n := 0
+	for i, e := range events {
+		n += e.delta
+		if n >= minColumnLines && i+1 < len(events) && events[i+1].x > e.x {
+			cands = append(cands, cand{(e.x + events[i+1].x) / 2, n})
 		}
 	}
 	if x, ok := findGutter(lines); ok {
 		cands = append(cands, cand{x, 1 << 30})
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].n > cands[j].n || cands[i].n == cands[j].n && cands[i].x < cands[j].x })
-	bestX, best := 0.0, 0
+	sort.Slice(cands, func(i, j int) bool {
+		return cands[i].n > cands[j].n || cands[i].n == cands[j].n && cands[i].x < cands[j].x
+	})
+	bestX, best := 0.0, 0.0
 	for _, c := range cands[:min(len(cands), 32)] {
 		if s := gutterScore(lines, c.x); s > best {
 			bestX, best = c.x, s
@@ -120,11 +124,12 @@ func bestGutter(lines []*textLine) (float64, bool) {
 	return bestX, best > 0
 }
 
-// gutterScore counts the column lines a cut at x makes: over bands of
-// lines that do not cross x and split into two columns of text, the
-// shorter column's lines.
-func gutterScore(lines []*textLine, x float64) int {
-	score := 0
+// gutterScore rates a cut at x: over bands of lines that do not cross x
+// and split into two columns of text, the shorter column's lines,
+// weighted by how close the two columns are in width (columns of a page
+// are alike; a cut between a table's labels and its values is not).
+func gutterScore(lines []*textLine, x float64) float64 {
+	score := 0.0
 	start := 0
 	for i := 0; i <= len(lines); i++ {
 		if i < len(lines) && !crosses(lines[i], x) {
@@ -132,12 +137,24 @@ func gutterScore(lines []*textLine, x float64) int {
 		}
 		if band := lines[start:i]; len(band) >= minColumnLines {
 			if left, right := splitBand(band, x); left != nil {
-				score += min(len(left), len(right))
+				wl, wr := extent(left), extent(right)
+				score += float64(min(len(left), len(right))) * min(wl, wr) / max(wl, wr, 1e-9)
 			}
 		}
 		start = i + 1
 	}
 	return score
+}
+
+// extent is the width the lines' text spans.
+func extent(lines []*textLine) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, ln := range lines {
+		for _, r := range ln.runs {
+			lo, hi = min(lo, r.x0), max(hi, r.x1)
+		}
+	}
+	return hi - lo
 }
 
 // crosses reports whether a line has text over x, or words on both
@@ -235,6 +252,9 @@ func splitBand(band []*textLine, x float64) (left, right []*textLine) {
 	}
 	if lc < minColumnLines || rc < minColumnLines || lchars < minColumnChars*lc || rchars < minColumnChars*rc {
 		return nil, nil
+	}
+	if wl, wr := extent(left), extent(right); min(wl, wr) < minColumnBalance*max(wl, wr) {
+		return nil, nil // section numbers beside titles, labels beside text
 	}
 	return left, right
 }

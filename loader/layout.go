@@ -85,6 +85,8 @@ func glyphText(s string) (out string, unmapped bool) {
 			unmapped = true
 		case r == '\t' || r == '\u00A0' || r == '\u2007' || r == '\u202F':
 			b.WriteByte(' ')
+		case r == softHyphen:
+			b.WriteRune(r) // kept until lines are joined; see paragraphs
 		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
 		case r >= 0xFB00 && r <= 0xFB06:
 			b.WriteString([]string{"ff", "fi", "fl", "ffi", "ffl", "st", "st"}[r-0xFB00])
@@ -137,7 +139,7 @@ func estimateWidth(font, s string) float64 {
 // layoutBlock turns glyphs of one orientation into lines and paragraphs,
 // reading columns one after the other where the page has them.
 func layoutBlock(gs []glyph) string {
-	gs = dropDuplicates(gs)
+	gs = dropDuplicates(composeAccents(gs))
 	if len(gs) == 0 {
 		return ""
 	}
@@ -150,61 +152,107 @@ func layoutBlock(gs []glyph) string {
 	return strings.Join(sections, "\n\n")
 }
 
+// softHyphen marks where a word was broken at the end of a line by a
+// hyphenation program: the two halves are one word.
+const softHyphen = '\u00AD'
+
 // paragraphs joins lines top to bottom, with a blank line where the
-// baseline step or the font size says a new paragraph begins.
+// baseline step or the font size says a new paragraph begins. A word
+// hyphenated across two lines of a paragraph is joined again: a line
+// ending in a soft hyphen, or in letter and hyphen before a line that
+// starts in lower case.
 func paragraphs(lines []*textLine) string {
 	var b strings.Builder
 	var prev *textLine
 	step := usualLeading(lines)
+	soft := false // the previous line ended in a soft hyphen
 	for _, ln := range lines {
 		if ln.text == "" {
 			continue
 		}
 		if prev != nil {
-			b.WriteByte('\n')
 			d := (prev.y - ln.y) / max(prev.size, ln.size)
 			resized := max(prev.size, ln.size) > 1.2*min(prev.size, ln.size)
-			if (d > paraFactor*step && d > 1.2) || resized || d < -lineTol {
+			newPara := (d > paraFactor*step && d > 1.2) || resized || d < -lineTol
+			switch {
+			case soft:
+			case !newPara && hyphenated(b.String(), ln.text):
+				s := strings.TrimSuffix(strings.TrimSuffix(b.String(), "-"), "‐")
+				b.Reset()
+				b.WriteString(s)
+			case newPara:
+				b.WriteString("\n\n")
+			default:
 				b.WriteByte('\n')
 			}
 		}
-		b.WriteString(ln.text)
+		text, ends := strings.CutSuffix(ln.text, string(softHyphen))
+		b.WriteString(strings.ReplaceAll(text, string(softHyphen), ""))
+		soft = ends
 		prev = ln
 	}
 	return b.String()
 }
 
+// hyphenated reports whether text so far ends in a word broken by a
+// hyphen that next continues: a lower-case letter and a hyphen, then a
+// line starting with a lower-case letter.
+func hyphenated(text, next string) bool {
+	h, n := utf8.DecodeLastRuneInString(text)
+	if h != '-' && h != '\u2010' {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(text[:len(text)-n])
+	first, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLower(before) && unicode.IsLower(first)
+}
+
 // dropDuplicates removes glyphs drawn again on (nearly) the same spot, as
 // producers do for fake bold or shadows. Distinct glyphs of the same letter
 // ("ll") are a glyph width apart, far more than the tolerance.
+//
+// Glyphs are hashed into a grid of cells twice the tolerance wide, so a
+// glyph's possible duplicates lie in at most four cells: its own and the
+// neighbours on the sides it is nearest to.
 func dropDuplicates(gs []glyph) []glyph {
-	type cell struct {
-		s      string
-		xb, yb int
-	}
-	seen := make(map[cell][]int, len(gs))
+	cells := make(map[uint64]int32, len(gs))
+	next := make([]int32, 0, len(gs)) // chains of kept glyphs per cell, -1 ends
 	kept := gs[:0:0]
+	key := func(xb, yb int64) uint64 { return uint64(xb)<<32 ^ uint64(uint32(yb)) }
 	for _, g := range gs {
 		tol := dupTol * g.size
-		xb, yb := int(math.Floor(g.x/tol)), int(math.Floor(g.y/tol))
+		fx, fy := g.x/(2*tol), g.y/(2*tol)
+		xb, yb := int64(math.Floor(fx)), int64(math.Floor(fy))
+		dx, dy := int64(1), int64(1)
+		if fx-float64(xb) < 0.5 {
+			dx = -1
+		}
+		if fy-float64(yb) < 0.5 {
+			dy = -1
+		}
 		dup := false
 	search:
-		for dx := -1; dx <= 1; dx++ {
-			for dy := -1; dy <= 1; dy++ {
-				for _, i := range seen[cell{g.s, xb + dx, yb + dy}] {
-					k := kept[i]
-					if math.Abs(k.x-g.x) < tol && math.Abs(k.y-g.y) < tol {
-						dup = true
-						break search
-					}
+		for _, c := range [4][2]int64{{xb, yb}, {xb + dx, yb}, {xb, yb + dy}, {xb + dx, yb + dy}} {
+			i, ok := cells[key(c[0], c[1])]
+			for ok && i >= 0 {
+				k := kept[i]
+				if k.s == g.s && math.Abs(k.x-g.x) < tol && math.Abs(k.y-g.y) < tol {
+					dup = true
+					break search
 				}
+				i = next[i]
 			}
 		}
 		if dup {
 			continue
 		}
-		c := cell{g.s, xb, yb}
-		seen[c] = append(seen[c], len(kept))
+		k := key(xb, yb)
+		head, ok := cells[k]
+		if !ok {
+			head = -1
+		}
+		cells[k] = int32(len(kept))
+		next = append(next, head)
 		kept = append(kept, g)
 	}
 	return kept
