@@ -288,7 +288,7 @@ func groupLines(runs []*textRun) []*textLine {
 	for _, r := range runs {
 		if n := len(lines); n > 0 {
 			ln := lines[n-1]
-			if ln.y-r.y <= lineTol*max(ln.size, r.size) {
+			if ln.y-r.y <= lineTol*max(ln.size, r.size) && !stacked(ln, r) {
 				ln.runs = append(ln.runs, r)
 				ln.size = max(ln.size, r.size)
 				if r.chars > ln.chars && !blankRun(r) {
@@ -306,6 +306,21 @@ func groupLines(runs []*textRun) []*textLine {
 	// A line's baseline may have moved to its longest run; keep the order true.
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].y > lines[j].y })
 	return lines
+}
+
+// stacked reports whether run r sits under a run of the line on another
+// baseline: two short lines of a heading, not a superscript beside its base.
+func stacked(ln *textLine, r *textRun) bool {
+	for _, o := range ln.runs {
+		if math.Abs(o.y-r.y) <= baselineTol*max(o.size, r.size) {
+			continue
+		}
+		overlap := min(o.x1, r.x1) - max(o.x0, r.x0)
+		if overlap > 0.2*min(o.x1-o.x0, r.x1-r.x0) {
+			return true
+		}
+	}
+	return false
 }
 
 func blankRun(r *textRun) bool {
