@@ -115,8 +115,17 @@ func bestGutter(lines []*textLine) (float64, bool) {
 	sort.Slice(cands, func(i, j int) bool {
 		return cands[i].n > cands[j].n || cands[i].n == cands[j].n && cands[i].x < cands[j].x
 	})
+	// The best few, but not two within half an em of each other.
 	bestX, best := 0.0, 0.0
-	for _, c := range cands[:min(len(cands), 32)] {
+	var tried []float64
+	for _, c := range cands {
+		if len(tried) == 16 {
+			break
+		}
+		if slices.ContainsFunc(tried, func(t float64) bool { return math.Abs(t-c.x) < 0.5*medianSize(lines) }) {
+			continue
+		}
+		tried = append(tried, c.x)
 		if s := gutterScore(lines, c.x); s > best {
 			bestX, best = c.x, s
 		}
@@ -124,10 +133,17 @@ func bestGutter(lines []*textLine) (float64, bool) {
 	return bestX, best > 0
 }
 
-// gutterScore rates a cut at x: over bands of lines that do not cross x
-// and split into two columns of text, the shorter column's lines,
-// weighted by how close the two columns are in width (columns of a page
-// are alike; a cut between a table's labels and its values is not).
+func medianSize(lines []*textLine) float64 {
+	sizes := make([]float64, len(lines))
+	for i, ln := range lines {
+		sizes[i] = ln.size
+	}
+	slices.Sort(sizes)
+	return sizes[len(sizes)/2]
+}
+
+// gutterScore rates a cut at x: the sum of columnsAt's scores over the
+// bands of lines that do not cross x.
 func gutterScore(lines []*textLine, x float64) float64 {
 	score := 0.0
 	start := 0
@@ -136,25 +152,13 @@ func gutterScore(lines []*textLine, x float64) float64 {
 			continue
 		}
 		if band := lines[start:i]; len(band) >= minColumnLines {
-			if left, right := splitBand(band, x); left != nil {
-				wl, wr := extent(left), extent(right)
-				score += float64(min(len(left), len(right))) * min(wl, wr) / max(wl, wr, 1e-9)
+			if s, ok := columnsAt(band, x); ok {
+				score += s
 			}
 		}
 		start = i + 1
 	}
 	return score
-}
-
-// extent is the width the lines' text spans.
-func extent(lines []*textLine) float64 {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, ln := range lines {
-		for _, r := range ln.runs {
-			lo, hi = min(lo, r.x0), max(hi, r.x1)
-		}
-	}
-	return hi - lo
 }
 
 // crosses reports whether a line has text over x, or words on both
@@ -227,9 +231,11 @@ func trimBand(band []*textLine, x float64) (head, body, tail []*textLine) {
 }
 
 // splitBand cuts a band of lines at x. It returns nil unless both sides
-// look like columns of text.
+// look like columns of text (see columnsAt).
 func splitBand(band []*textLine, x float64) (left, right []*textLine) {
-	var lc, rc, lchars, rchars int
+	if _, ok := columnsAt(band, x); !ok {
+		return nil, nil
+	}
 	for _, ln := range band {
 		var l, r []*textRun
 		for _, run := range ln.runs {
@@ -241,22 +247,54 @@ func splitBand(band []*textLine, x float64) (left, right []*textLine) {
 		}
 		if nl := newLine(l); nl != nil {
 			left = append(left, nl)
-			lc++
-			lchars += len([]rune(nl.text))
 		}
 		if nr := newLine(r); nr != nil {
 			right = append(right, nr)
+		}
+	}
+	return left, right
+}
+
+// columnsAt judges a cut of a band at x without building anything: both
+// sides need minColumnLines lines of minColumnChars characters on
+// average, and widths within minColumnBalance of each other (a column of
+// section numbers beside titles is not a column). score is the shorter
+// side's line count weighted by that balance.
+func columnsAt(band []*textLine, x float64) (score float64, ok bool) {
+	var lc, rc, lchars, rchars int
+	llo, lhi, rlo, rhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, ln := range band {
+		var nl, nr int
+		for _, run := range ln.runs {
+			if blankRun(run) {
+				continue
+			}
+			if (run.x0+run.x1)/2 < x {
+				nl += run.chars
+				llo, lhi = min(llo, run.x0), max(lhi, run.x1)
+			} else {
+				nr += run.chars
+				rlo, rhi = min(rlo, run.x0), max(rhi, run.x1)
+			}
+		}
+		if nl > 0 {
+			lc++
+			lchars += nl
+		}
+		if nr > 0 {
 			rc++
-			rchars += len([]rune(nr.text))
+			rchars += nr
 		}
 	}
 	if lc < minColumnLines || rc < minColumnLines || lchars < minColumnChars*lc || rchars < minColumnChars*rc {
-		return nil, nil
+		return 0, false
 	}
-	if wl, wr := extent(left), extent(right); min(wl, wr) < minColumnBalance*max(wl, wr) {
-		return nil, nil // section numbers beside titles, labels beside text
+	wl, wr := lhi-llo, rhi-rlo
+	balance := min(wl, wr) / max(wl, wr, 1e-9)
+	if balance < minColumnBalance {
+		return 0, false
 	}
-	return left, right
+	return float64(min(lc, rc)) * balance, true
 }
 
 // newLine makes a line of some of another line's runs (sorted left to right).

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/ledongthuc/pdf"
@@ -31,6 +32,13 @@ type pdfFont struct {
 	cidW     map[uint32]float64
 	dw       float64
 	vertical bool
+
+	// builtin, when set, reads the encoding of the embedded font program,
+	// which answers for codes nothing else maps; it runs once, on first need.
+	builtin     func() ([256]string, [256]bool)
+	builtinOnce sync.Once
+	builtinText [256]string
+	builtinOK   [256]bool
 
 	missing float64 // advance of codes without a width, in ems; 0 means estimate
 	size    float64 // multiplies Tf's size into the glyph height: 1 except for odd Type 3 matrices
@@ -97,7 +105,6 @@ func (f *pdfFont) loadSimple(v pdf.Value) {
 	// font program's built-in encoding.
 	var base *[256]rune
 	var names [256]string
-	builtin := false
 	enc := v.Key("Encoding")
 	switch enc.Kind() {
 	case pdf.Name:
@@ -120,35 +127,31 @@ func (f *pdfFont) loadSimple(v pdf.Value) {
 		}
 	}
 	if base == nil {
-		switch {
-		case subtype == "Type1" || subtype == "MMType1":
-			if b, ok := type1Encoding(desc.Key("FontFile")); ok {
-				names = mergeNames(b, names)
-				builtin = true
-			}
-		}
-		if !builtin {
-			base = f.defaultEncoding(subtype, desc)
-		}
-	}
-	numeric := codeNamed(names)
-	for c := range 256 {
-		if n := names[c]; n != "" {
-			if s, ok := glyphs.Name(n); ok {
-				f.text[c], f.mapped[c] = s, true
-				continue
-			}
-			if numeric {
-				if r, ok := glyphs.CodeName(n); ok {
-					f.text[c], f.mapped[c] = string(r), true
+		// The font program's own encoding, under the Differences. Reading
+		// it means inflating the font, so it waits until a code needs it.
+		diffs := names
+		f.builtin = func() (out [256]string, ok [256]bool) {
+			defer func() {
+				if recover() != nil { // an unreadable font program: nothing more is known
+					out, ok = [256]string{}, [256]bool{}
+				}
+			}()
+			names, base := diffs, (*[256]rune)(nil)
+			found := false
+			if subtype == "Type1" || subtype == "MMType1" {
+				var b [256]string
+				if b, found = type1Encoding(desc.Key("FontFile")); found {
+					names = mergeNames(b, diffs)
 				}
 			}
-			continue
-		}
-		if base != nil && base[c] != 0 {
-			f.text[c], f.mapped[c] = string(base[c]), true
+			if !found {
+				base = f.defaultEncoding(subtype, desc)
+			}
+			fillNames(&out, &ok, names, base)
+			return out, ok
 		}
 	}
+	fillNames(&f.text, &f.mapped, names, base)
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		if data, _, err := readStream(tu, maxContentBytes); err == nil {
 			m := parseCMap(data)
@@ -181,6 +184,33 @@ func type3Size(widths []float64, scale float64) float64 {
 		return 1
 	}
 	return math.Min(math.Max(sum/float64(n)*scale/0.5, 0.25), 4)
+}
+
+// fillNames maps codes by glyph name, else by the base encoding.
+func fillNames(text *[256]string, mapped *[256]bool, names [256]string, base *[256]rune) {
+	numeric := codeNamed(names)
+	for c := range 256 {
+		if n := names[c]; n != "" {
+			if s, ok := glyphs.Name(n); ok {
+				text[c], mapped[c] = s, true
+			} else if r, ok := glyphs.CodeName(n); ok && numeric {
+				text[c], mapped[c] = string(r), true
+			}
+			continue
+		}
+		if base != nil && base[c] != 0 {
+			text[c], mapped[c] = string(base[c]), true
+		}
+	}
+}
+
+// lookup is a simple font's text for code c.
+func (f *pdfFont) lookup(c byte) (string, bool) {
+	if f.mapped[c] || f.builtin == nil {
+		return f.text[c], f.mapped[c]
+	}
+	f.builtinOnce.Do(func() { f.builtinText, f.builtinOK = f.builtin() })
+	return f.builtinText[c], f.builtinOK[c]
 }
 
 // usableText rejects ToUnicode values that map a glyph to nothing useful
@@ -394,14 +424,15 @@ func (f *pdfFont) decode(s string, fn glyphFunc) {
 	if !f.cid {
 		for i := 0; i < len(s); i++ {
 			c := s[i]
+			text, mapped := f.lookup(c)
 			w := f.width[c]
 			if !f.hasW[c] {
 				w = f.missing
 				if w == 0 {
-					w = estimateWidth(f.name, f.text[c])
+					w = estimateWidth(f.name, text)
 				}
 			}
-			fn(f.text[c], w, c == ' ', f.mapped[c])
+			fn(text, w, c == ' ', mapped)
 		}
 		return
 	}
