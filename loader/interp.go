@@ -82,15 +82,21 @@ func newPDFDoc(r *pdf.Reader) *pdfDoc {
 
 // font returns the font object ref, loading it with get the first time.
 func (d *pdfDoc) font(ref string, get func() pdf.Value) *pdfFont {
-	d.mu.Lock()
-	e := d.fonts[ref]
-	if e == nil {
-		e = &fontEntry{}
-		d.fonts[ref] = e
-	}
-	d.mu.Unlock()
+	e := entry(&d.mu, d.fonts, ref)
 	e.once.Do(func() { e.f = safeLoadFont(get()) })
 	return e.f
+}
+
+// entry returns the cache entry for key, adding an empty one if there is none.
+func entry[T any](mu *sync.Mutex, cache map[string]*T, key string) *T {
+	mu.Lock()
+	defer mu.Unlock()
+	e := cache[key]
+	if e == nil {
+		e = new(T)
+		cache[key] = e
+	}
+	return e
 }
 
 // safeLoadFont loads a font; a font the library cannot read draws
@@ -110,22 +116,13 @@ func (d *pdfDoc) formContent(ref string, v pdf.Value) ([]byte, bool, error) {
 	if ref == "" {
 		return readStream(v, maxContentBytes)
 	}
-	d.mu.Lock()
-	e := d.forms[ref]
-	if e == nil {
-		e = &formEntry{}
-		d.forms[ref] = e
-	}
-	d.mu.Unlock()
+	e := entry(&d.mu, d.forms, ref)
 	e.once.Do(func() {
 		e.content, e.damaged, e.err = readStream(v, maxContentBytes)
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if d.formBytes+int64(len(e.content)) > maxFormCacheSize {
-			// Too much to keep: later uses decode again.
-			content, damaged, err := e.content, e.damaged, e.err
-			delete(d.forms, ref)
-			e.content, e.damaged, e.err = content, damaged, err
+			delete(d.forms, ref) // too much to keep: later uses decode again
 			return
 		}
 		d.formBytes += int64(len(e.content))

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -355,14 +354,7 @@ func parentChainEnds(v pdf.Value) bool {
 // cleanTitle makes a metadata title safe to show: valid UTF-8, no control
 // characters, single spaces, at most 200 runes.
 func cleanTitle(s string) string {
-	s = strings.ToValidUTF8(s, "")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\uFFFD' {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(s)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:200])
 	}

@@ -57,14 +57,7 @@ func newWarning(kind WarningKind, count int, format string, args ...any) Warning
 // characters as spaces, runs of space collapsed, cut to at most n bytes at
 // a rune boundary with an ellipsis.
 func oneLine(s string, n int) string {
-	s = strings.ToValidUTF8(s, "?")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\uFFFD' {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(s)
 	if len(s) <= n {
 		return s
 	}
@@ -73,6 +66,19 @@ func oneLine(s string, n int) string {
 		cut--
 	}
 	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+// printable is s as valid UTF-8 without control characters, its runs of
+// white space collapsed to single spaces.
+func printable(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\uFFFD' {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // messages is the Message of each warning, for Document.Warnings.
