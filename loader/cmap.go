@@ -19,7 +19,6 @@ type cmap struct {
 	cidRange []cidRange
 	vertical bool   // WMode 1
 	base     string // usecmap name, for encoding CMaps built on a predefined one
-	lossy    int    // destinations that were malformed and decoded in part
 }
 
 type textRange struct {
@@ -153,7 +152,8 @@ func parseCMap(data []byte) *cmap {
 
 // destination decodes a bfchar or bfrange destination: UTF-16BE bytes,
 // or (rarely) a glyph name. A one-byte destination is taken as a Latin-1
-// character, and an odd trailing byte is dropped and counted.
+// character, and an odd trailing byte is dropped (the pdf library indexed
+// past it and gave up on the whole file).
 func (m *cmap) destination(o psObj) (string, bool) {
 	switch o.kind {
 	case psName:
@@ -167,7 +167,6 @@ func (m *cmap) destination(o psObj) (string, bool) {
 		return string(rune(s[0])), true
 	}
 	if len(s)%2 == 1 {
-		m.lossy++
 		s = s[:len(s)-1]
 	}
 	return utf16BE(s), true

@@ -42,10 +42,9 @@ type pdfFont struct {
 
 	missing float64 // advance of codes without a width, in ems; 0 means estimate
 	size    float64 // multiplies Tf's size into the glyph height: 1 except for odd Type 3 matrices
-	lossy   int     // malformed ToUnicode entries recovered in part
 }
 
-// fontKey identifies a drawn glyph's font in warnings.
+// label names the font in warnings.
 func (f *pdfFont) label() string {
 	if f.name == "" {
 		return "an unnamed font"
@@ -155,7 +154,6 @@ func (f *pdfFont) loadSimple(v pdf.Value) {
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		if data, _, err := readStream(tu, maxContentBytes); err == nil {
 			m := parseCMap(data)
-			f.lossy += m.lossy
 			for c := range 256 {
 				s, ok := m.lookupText(1, uint32(c))
 				if !ok {
@@ -379,7 +377,6 @@ func (f *pdfFont) loadType0(v pdf.Value) {
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		if data, _, err := readStream(tu, maxContentBytes); err == nil {
 			f.toUni = parseCMap(data)
-			f.lossy += f.toUni.lossy
 		}
 	}
 	f.dw = 1

@@ -157,7 +157,7 @@ func (s *scope) load() {
 	s.xobjRefs = refNames(s.xobjDict)
 }
 
-// font returns the font a Tf names, nil if there is none.
+// font returns the font a Tf names.
 func (s *scope) font(name string) *pdfFont {
 	if f, ok := s.fonts[name]; ok {
 		return f
@@ -168,6 +168,10 @@ func (s *scope) font(name string) *pdfFont {
 		f = s.doc.font(ref, func() pdf.Value { return s.fontDict.Key(name) })
 	} else if v := s.fontDict.Key(name); v.Kind() == pdf.Dict {
 		f = safeLoadFont(v)
+	}
+	if f == nil {
+		// Text in a font the page does not have is lost; say which.
+		f = &pdfFont{name: "missing font /" + name, size: 1}
 	}
 	s.fonts[name] = f
 	return f
