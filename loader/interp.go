@@ -54,10 +54,9 @@ type gstate struct {
 	rise     float64
 }
 
-// pdfDoc is one document being extracted: the library's reader and the
-// fonts and forms its pages share, each loaded once.
+// pdfDoc is one document being extracted: the fonts and forms its pages
+// share, each loaded once.
 type pdfDoc struct {
-	r         *pdf.Reader
 	mu        sync.Mutex
 	fonts     map[string]*fontEntry
 	forms     map[string]*formEntry
@@ -76,8 +75,8 @@ type formEntry struct {
 	damaged bool
 }
 
-func newPDFDoc(r *pdf.Reader) *pdfDoc {
-	return &pdfDoc{r: r, fonts: map[string]*fontEntry{}, forms: map[string]*formEntry{}}
+func newPDFDoc() *pdfDoc {
+	return &pdfDoc{fonts: map[string]*fontEntry{}, forms: map[string]*formEntry{}}
 }
 
 // font returns the font object ref, loading it with get the first time.
@@ -193,7 +192,6 @@ type pageStats struct {
 type actualSpan struct {
 	hasText bool
 	text    string
-	start   [4]int // glyph counts per direction when the span opened
 	first   *glyph // copy of the first glyph drawn inside, for position
 	orient  int
 	end     float64 // furthest glyph end in first's frame
@@ -518,11 +516,7 @@ func (in *interp) endSpan() {
 	}
 	in.actual--
 	if in.actual > 0 || sp.first == nil {
-		if in.actual > 0 && sp.first != nil {
-			// An inner span's glyphs belong to the outer span's text.
-			return
-		}
-		return
+		return // an inner span's glyphs belong to the outer span's text
 	}
 	s, _ := glyphText(sp.text)
 	if s == "" {
@@ -531,6 +525,14 @@ func (in *interp) endSpan() {
 	g := *sp.first
 	g.s, g.w = s, max(sp.end-g.x, 0)
 	in.glyphs[sp.orient] = append(in.glyphs[sp.orient], g)
+}
+
+// closeSpans ends the spans a page left open, so text inside an
+// /ActualText span without its EMC is not lost.
+func (in *interp) closeSpans() {
+	for len(in.spans) > 0 {
+		in.endSpan()
+	}
 }
 
 // form draws the XObject name if it is a form: in place, in its own

@@ -65,7 +65,7 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 	if err != nil {
 		return "", "", nil, fmt.Errorf("%w: %v", ErrMalformedPDF, err)
 	}
-	doc := newPDFDoc(r)
+	doc := newPDFDoc()
 	results := make([]pageResult, len(pages))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -163,6 +163,7 @@ func (d *pdfDoc) extractPage(p pdf.Page) (res pageResult) {
 		in.st.damaged++
 	}
 	in.run(content, newScope(d, p.Resources()), gstate{ctm: identity, th: 1})
+	in.closeSpans()
 	return pageResult{text: layoutPage(in.glyphs), st: in.st}
 }
 
