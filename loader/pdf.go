@@ -112,7 +112,8 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 		case failed > 0 && failed == len(pages):
 			return "", "", nil, fmt.Errorf("%w: no readable page: %s", ErrMalformedPDF, oneLine(firstFailure, maxCauseLen))
 		case unmapped > 0:
-			return "", "", nil, fmt.Errorf("%w: no extractable text in %s: %s glyphs have no Unicode mapping", ErrEmpty, pageCount(len(pages)), thousands(unmapped))
+			return "", "", nil, fmt.Errorf("%w: no extractable text in %s: %s glyphs have no Unicode mapping (%s)",
+				ErrEmpty, pageCount(len(pages)), thousands(unmapped), unmappedFonts(results))
 		default:
 			return "", "", nil, fmt.Errorf("%w: no extractable text in %s (it may be scanned images)", ErrEmpty, pageCount(len(pages)))
 		}
@@ -173,7 +174,6 @@ func pageWarnings(results []pageResult) []Warning {
 	var skipped []string
 	failed := 0
 	glyphs, unmapped := 0, 0
-	byFont := map[string]int{}
 	var lossPages []int
 	var lossWhy []string
 	for i, res := range results {
@@ -187,9 +187,6 @@ func pageWarnings(results []pageResult) []Warning {
 		st := res.st
 		glyphs += st.glyphs
 		unmapped += st.unmapped
-		for f, n := range st.byFont {
-			byFont[f] += n
-		}
 		if st.damaged > 0 || st.formLoops > 0 || st.truncated || st.formErrs > 0 {
 			lossPages = append(lossPages, i+1)
 			switch {
@@ -212,26 +209,8 @@ func pageWarnings(results []pageResult) []Warning {
 		out = append(out, newWarning(WarnPagesSkipped, failed, "%d of %s skipped: %s%s", failed, pageCount(len(results)), strings.Join(skipped, "; "), more))
 	}
 	if unmapped > 0 && unmapped*100 >= glyphs {
-		type fc struct {
-			name string
-			n    int
-		}
-		var fonts []fc
-		for f, n := range byFont {
-			fonts = append(fonts, fc{f, n})
-		}
-		sort.Slice(fonts, func(i, j int) bool {
-			return fonts[i].n > fonts[j].n || fonts[i].n == fonts[j].n && fonts[i].name < fonts[j].name
-		})
-		var names []string
-		for _, f := range fonts[:min(3, len(fonts))] {
-			names = append(names, fmt.Sprintf("%s (%s)", oneLine(f.name, 40), thousands(f.n)))
-		}
-		if len(fonts) > 3 {
-			names = append(names, fmt.Sprintf("%d more", len(fonts)-3))
-		}
-		out = append(out, newWarning(WarnUnmappedGlyphs, unmapped, "%s of %s glyphs dropped: no Unicode mapping in %s %s",
-			thousands(unmapped), thousands(glyphs), plural(len(fonts), "font", "fonts"), strings.Join(names, ", ")))
+		out = append(out, newWarning(WarnUnmappedGlyphs, unmapped, "%s of %s glyphs dropped: no Unicode mapping in %s",
+			thousands(unmapped), thousands(glyphs), unmappedFonts(results)))
 	}
 	if len(lossPages) > 0 {
 		var list []string
@@ -245,6 +224,36 @@ func pageWarnings(results []pageResult) []Warning {
 			pageCount(len(lossPages)), strings.Join(list, ", "), strings.Join(lossWhy, ", ")))
 	}
 	return out
+}
+
+// unmappedFonts names the fonts whose glyphs had no Unicode, most first:
+// "font CMEX10 (800)", "fonts A (3), B (2), 4 more".
+func unmappedFonts(results []pageResult) string {
+	byFont := map[string]int{}
+	for _, res := range results {
+		for f, n := range res.st.byFont {
+			byFont[f] += n
+		}
+	}
+	type fc struct {
+		name string
+		n    int
+	}
+	var fonts []fc
+	for f, n := range byFont {
+		fonts = append(fonts, fc{f, n})
+	}
+	sort.Slice(fonts, func(i, j int) bool {
+		return fonts[i].n > fonts[j].n || fonts[i].n == fonts[j].n && fonts[i].name < fonts[j].name
+	})
+	var names []string
+	for _, f := range fonts[:min(3, len(fonts))] {
+		names = append(names, fmt.Sprintf("%s (%s)", oneLine(f.name, 40), thousands(f.n)))
+	}
+	if len(fonts) > 3 {
+		names = append(names, fmt.Sprintf("%d more", len(fonts)-3))
+	}
+	return plural(len(fonts), "font ", "fonts ") + strings.Join(names, ", ")
 }
 
 func appendOnce(list []string, s string) []string {

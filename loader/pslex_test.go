@@ -51,7 +51,7 @@ func TestPSLexer(t *testing.T) {
 		{`(a\)b\(c) (nest (ed)) (\101\7\0123)`, `"a)b(c" "nest (ed)" "A\a\n3"`},
 		{`(\protect >) (line\
 joined) (\q)`, `"protect >" "linejoined" "q"`},
-		{`<48 65 6c6C 6> <>`, `"Hel`+"l`"+`" ""`},
+		{`<48 65 6c6C 6> <>`, `"Hel` + "l`" + `" ""`},
 		{`/A#20B /C /`, `/A B /C /`},
 		{`4. -.5 --5 +3 1e2 0.5.5`, `4 -0.5 5 3 100 0.5`},
 		{`<</Span <</ActualText (\protect >) /K [1 (\050) <</C 2>>]>>>> BDC`, `<</Span <</ActualText "protect >" /K [1 "(" <</C 2>>]>>>> BDC`},
