@@ -54,6 +54,22 @@ type gstate struct {
 	rise     float64
 }
 
+// set applies one of the text state operators that take a number.
+func (g *gstate) set(op string, v float64) {
+	switch op {
+	case "Tc":
+		g.tc = v
+	case "Tw":
+		g.tw = v
+	case "Tz":
+		g.th = v / 100
+	case "TL":
+		g.tl = v
+	case "Ts":
+		g.rise = v
+	}
+}
+
 // pdfDoc is one document being extracted: the fonts and forms its pages
 // share, each loaded once.
 type pdfDoc struct {
@@ -274,25 +290,9 @@ func (in *interp) run(content []byte, sc *scope, g gstate) {
 				g.font = sc.font(stk[len(stk)-2].str)
 				g.fontSize = stk[len(stk)-1].num
 			}
-		case "Tc":
+		case "Tc", "Tw", "Tz", "TL", "Ts":
 			if nums(1) {
-				g.tc = num(0)
-			}
-		case "Tw":
-			if nums(1) {
-				g.tw = num(0)
-			}
-		case "Tz":
-			if nums(1) {
-				g.th = num(0) / 100
-			}
-		case "TL":
-			if nums(1) {
-				g.tl = num(0)
-			}
-		case "Ts":
-			if nums(1) {
-				g.rise = num(0)
+				g.set(o.str, num(0))
 			}
 		case "Td", "TD":
 			if nums(2) {
