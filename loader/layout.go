@@ -308,11 +308,12 @@ func groupLines(runs []*textRun) []*textLine {
 	return lines
 }
 
-// stacked reports whether run r sits under a run of the line on another
-// baseline: two short lines of a heading, not a superscript beside its base.
+// stacked reports whether run r sits under a run of the line a full line
+// lower (in the size of the two runs): two short lines of a heading beside
+// larger text, not a superscript or the raised A of the LaTeX logo.
 func stacked(ln *textLine, r *textRun) bool {
 	for _, o := range ln.runs {
-		if math.Abs(o.y-r.y) <= baselineTol*max(o.size, r.size) {
+		if math.Abs(o.y-r.y) < 0.8*max(o.size, r.size) {
 			continue
 		}
 		overlap := min(o.x1, r.x1) - max(o.x0, r.x0)
@@ -338,16 +339,21 @@ func blankRun(r *textRun) bool {
 func joinRuns(runs []*textRun) string {
 	glue := letterSpaced(runs)
 	var items []string // glyph texts and spaces, left to right
-	end, prevSize := math.Inf(-1), 0.0
+	end := math.Inf(-1)
+	var prev *textRun // the run that ends furthest right so far
 	for i, r := range runs {
 		// The gap is judged in the larger size of the two sides, so a
-		// superscript set close after its base ("mc²") stays attached.
-		if len(items) > 0 && r.x0-end >= wordGap*max(r.size, prevSize) && !glue[i] && items[len(items)-1] != " " && !strings.HasPrefix(r.parts[0], " ") {
+		// superscript set close after its base ("mc²") stays attached;
+		// but a raised mark before text (a footnote's number) is apart.
+		gap := r.x0 - end
+		space := prev != nil && gap >= wordGap*max(r.size, prev.size) ||
+			prev != nil && gap > 0.02*r.size && prev.size < 0.85*r.size && prev.y-r.y > 0.2*r.size
+		if len(items) > 0 && space && !glue[i] && items[len(items)-1] != " " && !strings.HasPrefix(r.parts[0], " ") {
 			items = append(items, " ")
 		}
 		items = append(items, r.parts...)
 		if r.x1 >= end {
-			end, prevSize = r.x1, r.size
+			end, prev = r.x1, r
 		}
 	}
 	items = logicalOrder(items)
