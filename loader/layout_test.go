@@ -4,19 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ledongthuc/pdf"
-
 	"docgraph/loader/internal/afm"
 )
 
-// show lays s out as the pdf library reports it: one Text per glyph, each
-// advanced by its Helvetica width, starting at (x, y).
-func show(s string, x, y, size float64) []pdf.Text {
-	var out []pdf.Text
+// show lays s out one glyph per rune, each advanced by its Helvetica
+// width, starting at (x, y).
+func show(s string, x, y, size float64) []glyph {
+	var out []glyph
 	for _, r := range s {
 		w, _ := afm.Helvetica.Width(r)
 		adv := float64(w) / 1000 * size
-		out = append(out, pdf.Text{Font: "Helvetica", FontSize: size, X: x, Y: y, W: adv, S: string(r)})
+		out = append(out, glyph{s: string(r), x: x, y: y, w: adv, size: size})
 		x += adv
 	}
 	return out
@@ -25,132 +23,129 @@ func show(s string, x, y, size float64) []pdf.Text {
 // width is s's advance in Helvetica at size.
 func width(s string, size float64) float64 {
 	total := 0.0
-	for _, t := range show(s, 0, 0, size) {
-		total += t.W
+	for _, g := range show(s, 0, 0, size) {
+		total += g.w
 	}
 	return total
 }
 
-func join(parts ...[]pdf.Text) []pdf.Text {
-	var out []pdf.Text
+func join(parts ...[]glyph) []glyph {
+	var out []glyph
 	for _, p := range parts {
 		out = append(out, p...)
 	}
 	return out
 }
 
-// rotate90 sets text as if drawn with the text matrix [0 1 -1 0 x y]: it
-// runs up the page and the library reports no size or width.
-func rotate90(ts []pdf.Text, x, y float64) []pdf.Text {
-	out := make([]pdf.Text, len(ts))
-	for i, t := range ts {
-		out[i] = pdf.Text{Font: t.Font, X: x, Y: y + t.X, S: t.S}
+// spaced sets s with extra space between letters (and that plus a
+// TeX word space, 0.33 em, between words), one glyph per run as the
+// letter spacing makes them.
+func spaced(s string, x, y, size, extra float64) []glyph {
+	var out []glyph
+	for _, r := range s {
+		if r == ' ' {
+			x += 0.333 * size
+			continue
+		}
+		g := show(string(r), x, y, size)[0]
+		out = append(out, g)
+		x += g.w + extra
 	}
 	return out
 }
 
-// zeroWidth is what the library reports for a font without a width table:
-// every glyph of a string at the string's start, W == 0.
-func zeroWidth(s string, x, y, size float64) []pdf.Text {
-	var out []pdf.Text
-	for _, r := range s {
-		out = append(out, pdf.Text{Font: "Helvetica", FontSize: size, X: x, Y: y, S: string(r)})
-	}
-	return out
-}
+func upright(gs []glyph) [4][]glyph { return [4][]glyph{gs} }
 
 func TestLayoutPage(t *testing.T) {
 	const size = 10
 	em := float64(size)
 	tests := []struct {
-		name  string
-		texts []pdf.Text
-		want  string
-		moved []bool // nil: origins unknown
+		name   string
+		glyphs [4][]glyph
+		want   string
 	}{
 		{"gap between strings is a space",
-			join(show("Hello", 72, 700, size), show("world", 72+width("Hello", size)+0.25*em, 700, size)),
-			"Hello world", nil},
+			upright(join(show("Hello", 72, 700, size), show("world", 72+width("Hello", size)+0.25*em, 700, size))),
+			"Hello world"},
 		{"kerning is not a space",
-			join(show("Wo", 72, 700, size), show("rld", 72+width("Wo", size)-0.08*em, 700, size), show("wide", 72+width("World", size)+0.05*em, 700, size)),
-			"Worldwide", nil},
+			upright(join(show("Wo", 72, 700, size), show("rld", 72+width("Wo", size)-0.08*em, 700, size), show("wide", 72+width("World", size)+0.05*em, 700, size))),
+			"Worldwide"},
 		{"existing space is not doubled",
-			join(show("Hello ", 72, 700, size), show("world", 72+width("Hello ", size)+0.3*em, 700, size)),
-			"Hello world", nil},
+			upright(join(show("Hello ", 72, 700, size), show("world", 72+width("Hello ", size)+0.3*em, 700, size))),
+			"Hello world"},
 		{"fake bold duplicates dropped",
-			join(show("Bold", 72, 700, size), show("Bold", 72.2, 700, size), show(" text", 72+width("Bold", size), 700, size)),
-			"Bold text", nil},
+			upright(join(show("Bold", 72, 700, size), show("Bold", 72.2, 700, size), show(" text", 72+width("Bold", size), 700, size))),
+			"Bold text"},
 		{"double letters kept",
-			show("balloon", 72, 700, size),
-			"balloon", nil},
+			upright(show("balloon", 72, 700, size)),
+			"balloon"},
 		{"lines ordered by baseline, not drawing order",
-			join(show("second line", 72, 686, size), show("first line", 72, 700, size)),
-			"first line\nsecond line", nil},
+			upright(join(show("second line", 72, 686, size), show("first line", 72, 700, size))),
+			"first line\nsecond line"},
 		{"words ordered by x, not drawing order",
-			join(show("world", 72+width("Hello ", size), 700, size), show("Hello", 72, 700, size)),
-			"Hello world", nil},
+			upright(join(show("world", 72+width("Hello ", size), 700, size), show("Hello", 72, 700, size))),
+			"Hello world"},
 		{"superscript stays on its line",
-			join(show("E = mc", 72, 700, size), show("2", 72+width("E = mc", size), 704, 7), show("next", 72, 686, size)),
-			"E = mc2\nnext", nil},
+			upright(join(show("E = mc", 72, 700, size), show("2", 72+width("E = mc", size), 704, 7), show("next", 72, 686, size))),
+			"E = mc2\nnext"},
+		{"stacked small lines beside big text stay apart",
+			upright(join(show("Big body text here", 72, 700, 18), show("Syntax versus", 300, 702, 5), show("Semantik", 302, 696.5, 5))),
+			"Big body text here Syntax versus\n\nSemantik"},
+		{"a footnote mark before its text is apart",
+			upright(join(show("10", 72, 703, 6.5), show("Alternatively", 72+width("10", 6.5)+0.5, 700, 8))),
+			"10 Alternatively"},
+		{"the LaTeX logo stays one word",
+			upright(join(show("L", 72, 700, size), show("A", 75.6, 702.2, 7), show("TEX", 80, 700, size))),
+			"LATEX"},
 		{"wide vertical gap is a paragraph break",
-			join(show("one", 72, 700, size), show("two", 72, 688, size), show("three", 72, 676, size), show("four", 72, 664, size), show("five", 72, 640, size)),
-			"one\ntwo\nthree\nfour\n\nfive", nil},
+			upright(join(show("one", 72, 700, size), show("two", 72, 688, size), show("three", 72, 676, size), show("four", 72, 664, size), show("five", 72, 640, size))),
+			"one\ntwo\nthree\nfour\n\nfive"},
 		{"heading size change is a paragraph break",
-			join(show("Title", 72, 720, 18), show("body one", 72, 700, size), show("body two", 72, 688, size)),
-			"Title\n\nbody one\nbody two", nil},
-		{"control and unmapped glyphs dropped",
-			join(show("ok", 72, 700, size), []pdf.Text{{FontSize: size, X: 90, Y: 700, S: "\n"}, {FontSize: size, X: 95, Y: 700, S: "\uFFFD"}}),
-			"ok", nil},
-		{"ligatures spelled out",
-			[]pdf.Text{{FontSize: size, X: 72, Y: 700, W: 5, S: "\uFB01"}, {FontSize: size, X: 77, Y: 700, W: 5, S: "n"}, {FontSize: size, X: 82, Y: 700, W: 5, S: "d"}},
-			"find", nil},
-		{"rotated 90 degrees, spaces by position",
-			join(show("body", 72, 700, size), rotate90(join(show("Draft", 0, 0, 9), show("copy", width("Draft", 9)+0.3*9, 0, 9)), 40, 200)),
-			"body\n\nDraft copy", nil},
-		{"rotated 180 degrees",
-			join(show("body", 72, 700, size), func() []pdf.Text {
-				ts := show("upside down", 0, 0, size)
-				for i := range ts {
-					ts[i].X, ts[i].Y, ts[i].W, ts[i].FontSize = 500-ts[i].X, 100, -ts[i].W, -size
-				}
-				return ts
-			}()),
-			"body\n\nupside down", nil},
-		{"zero widths: kerning-only advance inside a string",
-			join(zeroWidth("Hello", 72, 700, size), zeroWidth("world", 72+0.3*em, 700, size), zeroWidth("again", 72, 686, size)),
-			"Hello world\nagain", nil},
-		{"zero widths, known origins: TJ continuation",
-			join(zeroWidth("Hello", 72, 700, size), zeroWidth("world", 72+0.3*em, 700, size), zeroWidth("again", 72, 686, size)),
-			"Hello world\nagain", []bool{true, false, false, false, false, false, false, false, false, false, true, false, false, false, false}},
-		{"zero widths, every glyph placed with Td (Chrome)",
-			func() []pdf.Text {
-				ts := show("Ill wait, Tim", 72, 700, size)
-				for i := range ts {
-					ts[i].W = 0
-				}
-				return ts
-			}(),
-			"Ill wait, Tim", []bool{true, true, true, true, true, true, true, true, true, true, true, true, true}},
+			upright(join(show("Title", 72, 720, 18), show("body one", 72, 700, size), show("body two", 72, 688, size))),
+			"Title\n\nbody one\nbody two"},
+		{"ligature glyph keeps the word gap after it",
+			upright(join([]glyph{{s: "fi", x: 72, y: 700, w: 5.56, size: size}}, show("tted models", 77.56, 700, size))),
+			"fitted models"},
+		{"rotated text follows as its own block",
+			[4][]glyph{show("body", 72, 700, size), join(show("Draft", 200, -40, 9), show("copy", 200+width("Draft", 9)+0.3*9, -40, 9))},
+			"body\n\nDraft copy"},
+		{"upside-down text follows upright text",
+			[4][]glyph{0: show("body", 72, 700, size), 2: show("upside down", -500, -100, size)},
+			"body\n\nupside down"},
+		{"dot leaders dropped",
+			upright(join(show("Introduction", 72, 700, size), show(". . . . . . . . .", 72+width("Introduction ", size), 700, size), show("5", 300, 700, size))),
+			"Introduction 5"},
+		{"letter-spaced words rejoined, word gaps kept",
+			upright(spaced("Demonstration of spacing", 72, 700, size, 0.2*em)),
+			"Demonstration of spacing"},
+		{"single letters at word spacing stay apart",
+			upright(spaced("a b c d e f", 72, 700, size, 0)),
+			"a b c d e f"},
+		{"TeX accents over letters composed",
+			upright(join(show("L", 72, 700, size), []glyph{{s: "¨", x: 72 + width("L", size) + 0.5, y: 700, w: 3.33, size: size}}, show("uck", 72+width("L", size), 700, size))),
+			"Lück"},
+		{"a lone accent stays",
+			upright(show("a ¨ b", 72, 700, size)),
+			"a ¨ b"},
+		{"soft hyphen at a line end joins the word",
+			upright(join(show("implementa\u00AD", 72, 700, size), show("tion works", 72, 688, size))),
+			"implementation works"},
+		{"hyphenated word joined",
+			upright(join(show("micro-typographic exten-", 72, 700, size), show("sions work", 72, 688, size))),
+			"micro-typographic extensions work"},
+		{"hyphen before a capital stays",
+			upright(join(show("the so-called non-", 72, 700, size), show("Newtonian fluid", 72, 688, size))),
+			"the so-called non-\nNewtonian fluid"},
+		{"ellipsis kept",
+			upright(show("x1, . . . , xn", 72, 700, size)),
+			"x1, . . . , xn"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var origins []glyphOrigin
-			for _, m := range tc.moved {
-				origins = append(origins, glyphOrigin{moved: m})
-			}
-			got, _ := layoutPage(tc.texts, origins)
-			if got != tc.want {
+			if got := layoutPage(tc.glyphs); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestLayoutCountsUnmapped(t *testing.T) {
-	texts := join(show("abc", 72, 700, 10), []pdf.Text{{FontSize: 10, X: 90, Y: 700, S: "\uFFFD"}})
-	_, st := layoutPage(texts, nil)
-	if st.glyphs != 4 || st.unmapped != 1 {
-		t.Errorf("stats = %+v, want 4 glyphs, 1 unmapped", st)
 	}
 }
 

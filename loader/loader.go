@@ -20,15 +20,19 @@ import (
 
 // Document is one loaded file (or, via NewDocument, one in-memory text).
 type Document struct {
-	ID       string // first 32 hex chars of sha256(Text): identical text, identical ID
-	Hash     string // full hex sha256 of Text
-	Path     string
-	Title    string // first Markdown heading, PDF metadata title, else the file name without extension
-	Text     string // UTF-8, LF line ends
-	Format   string // "txt", "md" or "pdf"
-	Size     int64  // bytes on disk
-	ModTime  time.Time
-	Warnings []string // problems that were repaired rather than rejected
+	ID      string // first 32 hex chars of sha256(Text): identical text, identical ID
+	Hash    string // full hex sha256 of Text
+	Path    string
+	Title   string // first Markdown heading, PDF metadata title, else the file name without extension
+	Text    string // UTF-8, LF line ends
+	Format  string // "txt", "md" or "pdf"
+	Size    int64  // bytes on disk
+	ModTime time.Time
+	// Warnings are problems that were repaired rather than rejected, one
+	// line each, for people; Issues holds the same warnings counted and
+	// by kind (Warnings[i] == Issues[i].Message), for programs.
+	Warnings []string
+	Issues   []Warning
 }
 
 // NewDocument makes a Document for text that does not come from a file
@@ -158,7 +162,7 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 	}
 
 	var text, title string
-	var warnings []string
+	var warnings []Warning
 	switch format {
 	case "pdf":
 		text, title, warnings, err = extractPDF(ctx, data)
@@ -177,7 +181,7 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 	doc := NewDocument(path, format, title, text)
 	doc.Size = info.Size()
 	doc.ModTime = info.ModTime()
-	doc.Warnings = warnings
+	doc.Issues, doc.Warnings = warnings, messages(warnings)
 	return doc, nil
 }
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"runtime"
+	"slices"
+	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -25,18 +27,18 @@ const (
 	maxContentBytes = 32 << 20
 	// maxColumns bounds PNG predictor rows; see checkStreamParams.
 	maxColumns = 1 << 16
-	// maxPageWarnings is how many skipped pages are reported one by one.
-	maxPageWarnings = 10
 )
 
 // extractPDF returns a PDF's text, its metadata title and warnings. The pdf
 // library reports much of what it dislikes by panicking, so all of it runs
 // under recover; one bad page is skipped with a warning, not the whole file.
-func extractPDF(ctx context.Context, data []byte) (text, title string, warnings []string, err error) {
+// Pages are read in parallel; the fonts and forms they share are loaded
+// once per document.
+func extractPDF(ctx context.Context, data []byte) (text, title string, warnings []Warning, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			text, title, warnings = "", "", nil
-			err = fmt.Errorf("%w: %s", ErrMalformedPDF, libMessage(r))
+			err = fmt.Errorf("%w: %s", ErrMalformedPDF, oneLine(libMessage(r), maxCauseLen))
 		}
 	}()
 	data, err = checkFrame(data)
@@ -48,61 +50,70 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 	}
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
+		msg := oneLine(libMessage(err), maxCauseLen)
 		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(err.Error(), "encrypt") || bytes.Contains(data, []byte("/Encrypt")) {
-			return "", "", nil, fmt.Errorf("%w: %s", ErrEncryptedPDF, libMessage(err))
+			return "", "", nil, fmt.Errorf("%w: %s", ErrEncryptedPDF, msg)
 		}
-		return "", "", nil, fmt.Errorf("%w: %s", ErrMalformedPDF, libMessage(err))
+		return "", "", nil, fmt.Errorf("%w: %s", ErrMalformedPDF, msg)
 	}
 	if !r.Trailer().Key("Encrypt").IsNull() {
-		warnings = append(warnings, "PDF is encrypted with an empty user password; decrypted")
+		warnings = append(warnings, newWarning(WarnEncrypted, 1, "PDF is encrypted with an empty user password; decrypted"))
 	}
-	title = cleanTitle(r.Trailer().Key("Info").Key("Title").Text())
+	title = infoTitle(r)
 
 	pages, err := pageList(r)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("%w: %v", ErrMalformedPDF, err)
 	}
+	doc := newPDFDoc()
+	results := make([]pageResult, len(pages))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(pages), maxPageWorkers) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pages) || ctx.Err() != nil {
+					return
+				}
+				results[i] = doc.extractPage(pages[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return "", "", nil, err
+	}
+
 	var b strings.Builder
-	var glyphs, unmapped, failed int
-	var firstFailure error
-	for i, p := range pages {
-		if err := ctx.Err(); err != nil {
-			return "", "", nil, err
-		}
-		pageText, st, err := extractPage(p)
-		if err != nil {
-			failed++
-			if firstFailure == nil {
-				firstFailure = fmt.Errorf("page %d: %v", i+1, err)
-			}
-			if failed <= maxPageWarnings {
-				warnings = append(warnings, fmt.Sprintf("page %d skipped: %v", i+1, err))
-			}
-			continue
-		}
-		glyphs += st.glyphs
-		unmapped += st.unmapped
-		if pageText == "" {
+	for _, res := range results {
+		if res.text == "" {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		b.WriteString(pageText)
-	}
-	if failed > maxPageWarnings {
-		warnings = append(warnings, fmt.Sprintf("%d more pages skipped", failed-maxPageWarnings))
-	}
-	if unmapped > 0 && unmapped*4 > glyphs {
-		warnings = append(warnings, fmt.Sprintf("%d of %d glyphs have no Unicode mapping and were dropped", unmapped, glyphs))
+		b.WriteString(res.text)
 	}
 	text = strings.ToValidUTF8(b.String(), "\uFFFD")
+	warnings = append(warnings, pageWarnings(results)...)
 	if strings.TrimSpace(text) == "" {
+		failed, unmapped, firstFailure := 0, 0, ""
+		for i, res := range results {
+			unmapped += res.st.unmapped
+			if res.err != nil {
+				failed++
+				if firstFailure == "" {
+					firstFailure = fmt.Sprintf("page %d: %v", i+1, res.err)
+				}
+			}
+		}
 		switch {
 		case failed > 0 && failed == len(pages):
-			return "", "", nil, fmt.Errorf("%w: no readable page: %v", ErrMalformedPDF, firstFailure)
+			return "", "", nil, fmt.Errorf("%w: no readable page: %s", ErrMalformedPDF, oneLine(firstFailure, maxCauseLen))
 		case unmapped > 0:
-			return "", "", nil, fmt.Errorf("%w: no extractable text in %s: %d glyphs have no Unicode mapping", ErrEmpty, pageCount(len(pages)), unmapped)
+			return "", "", nil, fmt.Errorf("%w: no extractable text in %s: %s glyphs have no Unicode mapping (%s)",
+				ErrEmpty, pageCount(len(pages)), thousands(unmapped), unmappedFonts(results))
 		default:
 			return "", "", nil, fmt.Errorf("%w: no extractable text in %s (it may be scanned images)", ErrEmpty, pageCount(len(pages)))
 		}
@@ -110,37 +121,146 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 	return text, title, warnings, nil
 }
 
-// extractPage lays out one page, turning a library panic into an error.
-func extractPage(p pdf.Page) (text string, st pageStats, err error) {
+// infoTitle is the document's metadata title; an Info dictionary the
+// library cannot parse (an escape it rejects in another entry) means none.
+func infoTitle(r *pdf.Reader) (title string) {
+	defer func() {
+		if recover() != nil {
+			title = ""
+		}
+	}()
+	return cleanTitle(r.Trailer().Key("Info").Key("Title").Text())
+}
+
+// maxPageWorkers bounds the goroutines one document uses.
+const maxPageWorkers = 8
+
+// maxCauseLen bounds the library's words quoted in an error or warning.
+const maxCauseLen = 120
+
+// pageResult is one page's text, or why it has none.
+type pageResult struct {
+	text string
+	st   pageStats
+	err  error
+}
+
+// extractPage reads one page, turning a library panic into an error.
+func (d *pdfDoc) extractPage(p pdf.Page) (res pageResult) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = errors.New(libMessage(r))
+			res = pageResult{err: errors.New(libMessage(r))}
 		}
 	}()
 	if !parentChainEnds(p.V) {
-		return "", st, errors.New("/Parent chain too deep or cyclic")
+		return pageResult{err: errors.New("/Parent chain too deep or cyclic")}
 	}
-	if err := checkPageStreams(p); err != nil {
-		return "", st, err
+	content, damaged, err := readStream(p.V.Key("Contents"), maxContentBytes)
+	if err != nil {
+		return pageResult{err: err}
 	}
-	if err := checkContentSize(p.V.Key("Contents")); err != nil {
-		return "", st, err
+	in := newInterp(d)
+	if damaged {
+		in.st.damaged++
 	}
-	texts := p.Content().Text
-	var kept []glyphOrigin
-	if origins := replay(p, len(texts)); origins != nil {
-		n := 0
-		for i, t := range texts {
-			if !origins[i].marker {
-				texts[n] = t
-				kept = append(kept, origins[i])
-				n++
+	in.run(content, newScope(d, p.Resources()), gstate{ctm: identity, th: 1})
+	in.closeSpans()
+	return pageResult{text: layoutPage(in.glyphs), st: in.st}
+}
+
+// pageWarnings sums what pages lost into one warning of each kind.
+func pageWarnings(results []pageResult) []Warning {
+	var out []Warning
+	var skipped []string
+	failed := 0
+	glyphs, unmapped := 0, 0
+	var lossPages []int
+	var lossWhy []string
+	for i, res := range results {
+		if res.err != nil {
+			failed++
+			if len(skipped) < 3 {
+				skipped = append(skipped, fmt.Sprintf("page %d: %s", i+1, oneLine(res.err.Error(), 60)))
+			}
+			continue
+		}
+		st := res.st
+		glyphs += st.glyphs
+		unmapped += st.unmapped
+		if st.damaged > 0 || st.formLoops > 0 || st.truncated || st.formErrs > 0 {
+			lossPages = append(lossPages, i+1)
+			switch {
+			case st.truncated:
+				lossWhy = appendOnce(lossWhy, "page over the work limit")
+			case st.damaged > 0:
+				lossWhy = appendOnce(lossWhy, "damaged content stream")
+			case st.formErrs > 0:
+				lossWhy = appendOnce(lossWhy, "unreadable form")
+			default:
+				lossWhy = appendOnce(lossWhy, "forms nested in a loop")
 			}
 		}
-		texts = texts[:n]
 	}
-	text, st = layoutPage(texts, kept)
-	return text, st, nil
+	if failed > 0 {
+		more := ""
+		if failed > len(skipped) {
+			more = fmt.Sprintf("; and %d more", failed-len(skipped))
+		}
+		out = append(out, newWarning(WarnPagesSkipped, failed, "%d of %s skipped: %s%s", failed, pageCount(len(results)), strings.Join(skipped, "; "), more))
+	}
+	if unmapped > 0 && unmapped*100 >= glyphs {
+		out = append(out, newWarning(WarnUnmappedGlyphs, unmapped, "%s of %s glyphs dropped: no Unicode mapping in %s",
+			thousands(unmapped), thousands(glyphs), unmappedFonts(results)))
+	}
+	if len(lossPages) > 0 {
+		var list []string
+		for _, p := range lossPages[:min(5, len(lossPages))] {
+			list = append(list, fmt.Sprint(p))
+		}
+		if len(lossPages) > 5 {
+			list = append(list, "…")
+		}
+		out = append(out, newWarning(WarnTextLoss, len(lossPages), "text recovered with loss on %s (%s): %s",
+			pageCount(len(lossPages)), strings.Join(list, ", "), strings.Join(lossWhy, ", ")))
+	}
+	return out
+}
+
+// unmappedFonts names the fonts whose glyphs had no Unicode, most first:
+// "font CMEX10 (800)", "fonts A (3), B (2), 4 more".
+func unmappedFonts(results []pageResult) string {
+	byFont := map[string]int{}
+	for _, res := range results {
+		for f, n := range res.st.byFont {
+			byFont[f] += n
+		}
+	}
+	type fc struct {
+		name string
+		n    int
+	}
+	var fonts []fc
+	for f, n := range byFont {
+		fonts = append(fonts, fc{f, n})
+	}
+	sort.Slice(fonts, func(i, j int) bool {
+		return fonts[i].n > fonts[j].n || fonts[i].n == fonts[j].n && fonts[i].name < fonts[j].name
+	})
+	var names []string
+	for _, f := range fonts[:min(3, len(fonts))] {
+		names = append(names, fmt.Sprintf("%s (%s)", oneLine(f.name, 40), thousands(f.n)))
+	}
+	if len(fonts) > 3 {
+		names = append(names, fmt.Sprintf("%d more", len(fonts)-3))
+	}
+	return plural(len(fonts), "font ", "fonts ") + strings.Join(names, ", ")
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // checkFrame checks the header and trailer marker the library insists on,
@@ -244,34 +364,11 @@ func parentChainEnds(v pdf.Value) bool {
 // cleanTitle makes a metadata title safe to show: valid UTF-8, no control
 // characters, single spaces, at most 200 runes.
 func cleanTitle(s string) string {
-	s = strings.ToValidUTF8(s, "")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\uFFFD' {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(s)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:200])
 	}
 	return s
-}
-
-// checkPageStreams vets the streams the library will decode for this page
-// (its content and its fonts' ToUnicode maps) with checkStreamParams.
-func checkPageStreams(p pdf.Page) error {
-	streams := items(p.V.Key("Contents"))
-	fonts := p.Resources().Key("Font")
-	for _, name := range fonts.Keys() {
-		streams = append(streams, fonts.Key(name).Key("ToUnicode"))
-	}
-	for _, s := range streams {
-		if err := checkStreamParams(s); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // checkStreamParams rejects a stream whose predictor /Columns would make
@@ -289,25 +386,6 @@ func checkStreamParams(v pdf.Value) error {
 	return nil
 }
 
-// checkContentSize decompresses a page's content (a stream or an array of
-// streams) without parsing it, and fails if it exceeds maxContentBytes.
-func checkContentSize(contents pdf.Value) error {
-	var total int64
-	for _, s := range items(contents) {
-		if s.Kind() != pdf.Stream {
-			continue
-		}
-		rc := s.Reader()
-		n, _ := io.Copy(io.Discard, io.LimitReader(rc, maxContentBytes-total+1))
-		rc.Close()
-		total += n
-		if total > maxContentBytes {
-			return fmt.Errorf("content stream over %d MiB", maxContentBytes>>20)
-		}
-	}
-	return nil
-}
-
 // items is v's elements if v is an array, else v alone: the forms /Contents
 // and /DecodeParms may take.
 func items(v pdf.Value) []pdf.Value {
@@ -320,173 +398,3 @@ func items(v pdf.Value) []pdf.Value {
 	}
 	return out
 }
-
-// glyphOrigin is what replay learns about one glyph of Content().Text.
-type glyphOrigin struct {
-	// marker: not in the PDF at all. After every TJ the library shows an
-	// extra "\n" through the current font, which decodes to a real letter
-	// in subset fonts that use code 10 (LibreOffice puts a 'p' there).
-	marker bool
-	// moved: the text position was set (BT, Td, Tm, T*, ', ", Q, cm) since
-	// the previous glyph, so the library's x for it is trustworthy even
-	// when it reports no widths.
-	moved bool
-	// width is the glyph's advance in thousandths of an em when the font
-	// is a CID font, whose widths the library does not read; else 0.
-	width float64
-}
-
-// fontInfo is what replay needs to know about a font.
-type fontInfo struct {
-	enc    pdf.TextEncoding
-	cid    bool // Type0 with Identity-H: two-byte codes, widths in /W
-	widths map[int]float64
-	dw     float64
-}
-
-// loadFont reads a font's encoding and, for Identity-H CID fonts, its
-// /W widths (a map from glyph code to width, capped at 65536 codes).
-func loadFont(p pdf.Page, name string) *fontInfo {
-	f := p.Font(name)
-	fi := &fontInfo{enc: f.Encoder()}
-	if fi.enc == nil {
-		fi.enc = rawEncoding{}
-	}
-	if f.V.Key("Subtype").Name() != "Type0" || f.V.Key("Encoding").Name() != "Identity-H" {
-		return fi
-	}
-	desc := f.V.Key("DescendantFonts").Index(0)
-	fi.cid, fi.dw, fi.widths = true, 1000, make(map[int]float64)
-	if dw := desc.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
-		fi.dw = dw.Float64()
-	}
-	// Codes are two bytes, so at most 65536 widths; budget bounds the work
-	// a hostile /W of many overlapping ranges can cause.
-	w := desc.Key("W")
-	budget := 1 << 18
-	for i := 0; i+1 < w.Len() && budget > 0; {
-		first := int(w.Index(i).Int64())
-		if next := w.Index(i + 1); next.Kind() == pdf.Array {
-			for j := 0; j < next.Len() && first+j < 1<<16 && budget > 0; j++ {
-				if first+j >= 0 {
-					fi.widths[first+j] = next.Index(j).Float64()
-				}
-				budget--
-			}
-			i += 2
-			continue
-		}
-		last := min(int(w.Index(i+1).Int64()), 1<<16-1)
-		v := w.Index(i + 2).Float64()
-		for c := max(first, 0); c <= last && budget > 0; c++ {
-			fi.widths[c] = v
-			budget--
-		}
-		i += 3
-	}
-	return fi
-}
-
-// codeWidths splits s into two-byte codes and returns one width per rune
-// that the font's encoding makes of them, or nil if the split does not
-// reproduce the whole-string decoding the library uses.
-func (fi *fontInfo) codeWidths(s string, runes int) []float64 {
-	if !fi.cid || len(s)%2 != 0 {
-		return nil
-	}
-	out := make([]float64, 0, runes)
-	for i := 0; i < len(s); i += 2 {
-		n := utf8.RuneCountInString(fi.enc.Decode(s[i : i+2]))
-		w, ok := fi.widths[int(s[i])<<8|int(s[i+1])]
-		if !ok {
-			w = fi.dw
-		}
-		for range n {
-			out = append(out, w/float64(n))
-		}
-	}
-	if len(out) != runes {
-		return nil
-	}
-	return out
-}
-
-// replay interprets the page's content stream exactly as the library's
-// Content does, recording where each of its total glyphs came from. It
-// returns nil if the replay does not agree with the library's glyph count.
-func replay(p pdf.Page, total int) (origins []glyphOrigin) {
-	defer func() {
-		if recover() != nil {
-			origins = nil
-		}
-	}()
-	fonts := make(map[string]*fontInfo)
-	font := &fontInfo{enc: rawEncoding{}}
-	origins = make([]glyphOrigin, 0, total)
-	moved := true
-	show := func(s string, marker bool) {
-		n := utf8.RuneCountInString(font.enc.Decode(s))
-		widths := font.codeWidths(s, n)
-		for i := range n {
-			o := glyphOrigin{marker: marker, moved: moved}
-			if widths != nil {
-				o.width = widths[i]
-			}
-			origins = append(origins, o)
-			moved = false
-		}
-	}
-	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
-		args := make([]pdf.Value, stk.Len())
-		for i := len(args) - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
-		}
-		switch op {
-		case "BT", "Td", "TD", "Tm", "T*", "Q", "cm":
-			moved = true
-		case "Tf":
-			if len(args) != 2 {
-				panic("bad Tf")
-			}
-			name := args[0].Name()
-			if fonts[name] == nil {
-				fonts[name] = loadFont(p, name)
-			}
-			font = fonts[name]
-		case "\"":
-			if len(args) != 3 {
-				panic("bad \"")
-			}
-			args = args[2:]
-			fallthrough
-		case "'":
-			moved = true
-			fallthrough
-		case "Tj":
-			if len(args) != 1 {
-				panic("bad " + op)
-			}
-			show(args[0].RawString(), false)
-		case "TJ":
-			if len(args) < 1 {
-				panic("bad TJ")
-			}
-			v := args[0]
-			for i := 0; i < v.Len(); i++ {
-				if x := v.Index(i); x.Kind() == pdf.String {
-					show(x.RawString(), false)
-				}
-			}
-			show("\n", true)
-		}
-	})
-	if len(origins) != total {
-		return nil
-	}
-	return origins
-}
-
-// rawEncoding passes codes through, as the library does before any Tf.
-type rawEncoding struct{}
-
-func (rawEncoding) Decode(raw string) string { return raw }

@@ -166,8 +166,9 @@ func TestPDFPageErrorsAreIsolated(t *testing.T) {
 	if doc.Text != "This page is fine." {
 		t.Errorf("Text = %q", doc.Text)
 	}
-	if len(doc.Warnings) != 1 || !strings.HasPrefix(doc.Warnings[0], "page 2 skipped") {
-		t.Errorf("Warnings = %q, want a page 2 warning", doc.Warnings)
+	if len(doc.Issues) != 1 || doc.Issues[0].Kind != loader.WarnPagesSkipped || doc.Issues[0].Count != 1 ||
+		!strings.HasPrefix(doc.Warnings[0], "1 of 2 pages skipped: page 2: ") {
+		t.Errorf("Issues = %+v, want one skipped page, page 2", doc.Issues)
 	}
 }
 

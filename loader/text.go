@@ -19,8 +19,8 @@ const binarySample = 8 << 10
 
 // decodeText turns the bytes of a .txt or .md file into normalised UTF-8 text:
 // BOM stripped, UTF-16 (with a BOM) decoded, CRLF and lone CR turned into LF.
-func decodeText(data []byte, policy UTF8Policy) (string, []string, error) {
-	var warnings []string
+func decodeText(data []byte, policy UTF8Policy) (string, []Warning, error) {
+	var warnings []Warning
 	offset := 0 // bytes dropped from the front, so error offsets match the file
 	switch {
 	case bytes.HasPrefix(data, bomUTF8):
@@ -29,7 +29,7 @@ func decodeText(data []byte, policy UTF8Policy) (string, []string, error) {
 		// Notepad's "Unicode" files; without this they would look binary (NUL bytes).
 		var order string
 		data, order = decodeUTF16(data)
-		warnings = append(warnings, "decoded from "+order)
+		warnings = append(warnings, newWarning(WarnUTF16, 1, "decoded from %s", order))
 	}
 	if why := binaryReason(data); why != "" {
 		return "", nil, fmt.Errorf("%w: %s", ErrBinary, why)
@@ -40,7 +40,7 @@ func decodeText(data []byte, policy UTF8Policy) (string, []string, error) {
 		if policy == Reject {
 			return "", nil, fmt.Errorf("%w: %d bad %s, first at byte %d", ErrInvalidUTF8, n, plural(n, "byte", "bytes"), offset+first)
 		}
-		warnings = append(warnings, fmt.Sprintf("invalid UTF-8 repaired: %d %s replaced with U+FFFD", n, plural(n, "byte", "bytes")))
+		warnings = append(warnings, newWarning(WarnInvalidUTF8, n, "invalid UTF-8 repaired: %s %s replaced with U+FFFD", thousands(n), plural(n, "byte", "bytes")))
 	}
 	text := normaliseNewlines(string(data))
 	if strings.TrimSpace(text) == "" {

@@ -45,6 +45,15 @@ func Fixtures() map[string][]byte {
 		Stream("BT /F1 12 Tf 72 700 Td (Never shown) Tj ET"),
 		"<< /Type /Pages /Parent 5 0 R /Kids [3 0 R] /Count 1 >>")
 
+	files["ligatures.pdf"] = ligatures()
+	files["forms.pdf"] = forms()
+	files["markedcontent.pdf"] = markedContent()
+	files["oddtounicode.pdf"] = oddToUnicode()
+	files["rtl.pdf"] = rtl()
+	files["leaders.pdf"] = leadersAndSpacing()
+	files["columns.pdf"] = columns()
+	files["losses.pdf"] = losses()
+
 	for name, data := range Hostile() {
 		files[name] = data
 	}
@@ -173,12 +182,16 @@ func scanned() []byte {
 }
 
 // badPage has a good first page and a second page whose content stream
-// makes the pdf library panic (a Td with one operand).
+// claims FlateDecode but holds plain bytes, so it cannot be decoded.
 func badPage() []byte {
-	d := &Doc{}
-	p := d.AddPage()
-	p.Op("BT /F1 12 Tf 72 700 Td %s Tj ET", Str("This page is fine."))
-	p = d.AddPage()
-	p.Op("BT /F1 12 Tf 72 Td %s Tj ET", Str("This page is not."))
-	return d.Bytes()
+	good := "BT /F1 12 Tf 72 700 Td (This page is fine.) Tj ET"
+	bad := "BT /F1 12 Tf 72 700 Td (This page is not.) Tj ET"
+	return Raw(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 7 0 R >> >> /Contents 4 0 R >>",
+		Stream(good),
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 7 0 R >> >> /Contents 6 0 R >>",
+		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", len(bad), bad),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
 }
