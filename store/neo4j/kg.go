@@ -31,6 +31,7 @@ ORDER BY id LIMIT $n`
 	// stmtRelationChunks reads the chunk ids of every mention of the relations.
 	stmtRelationChunks = `UNWIND $ids AS id
 MATCH (m:RelationMention {relation_id: id})
+USING INDEX m:RelationMention(relation_id)
 RETURN id, collect(DISTINCT m.chunk_id) AS chunks`
 )
 

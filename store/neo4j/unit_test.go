@@ -431,32 +431,22 @@ func TestRetryableKeepsDriverErrorsRecognisable(t *testing.T) {
 	}
 }
 
-func TestCommitContext(t *testing.T) {
-	// Cancelled before the work finished: the transaction context follows
-	// and detaching fails, so the driver rolls back.
-	ctx, cancel := context.WithCancel(context.Background())
-	txCtx, detach, release := commitContext(ctx)
-	cancel()
-	select {
-	case <-txCtx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("transaction context outlived a cancellation before detach")
+func TestRetryClassification(t *testing.T) {
+	conn := &n4j.ConnectivityError{Inner: errors.New("connection refused")}
+	deadlock := &n4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected", Msg: "deadlock"}
+	if !isUnreachable(fmt.Errorf("begin: %w", conn)) || isUnreachable(deadlock) {
+		t.Error("a lost connection must count as unreachable, a deadlock as contention")
 	}
-	if err := detach(); !errors.Is(err, context.Canceled) {
-		t.Errorf("detach after cancellation = %v, want context.Canceled", err)
+	for attempt := 0; attempt < 20; attempt++ {
+		d := backoff(attempt)
+		if d < 25*time.Millisecond || d > 2*time.Second {
+			t.Errorf("backoff(%d) = %v, want 25ms..2s", attempt, d)
+		}
 	}
-	release()
-
-	// Cancelled after detaching: the commit must not be interrupted.
-	ctx, cancel = context.WithCancel(context.Background())
-	txCtx, detach, release = commitContext(ctx)
-	defer release()
-	if err := detach(); err != nil {
-		t.Fatalf("detach of a live context: %v", err)
+	if backoff(0) > 50*time.Millisecond || backoff(10) < time.Second {
+		t.Errorf("backoff does not grow: %v then %v", backoff(0), backoff(10))
 	}
-	cancel()
-	time.Sleep(50 * time.Millisecond)
-	if err := txCtx.Err(); err != nil {
-		t.Errorf("transaction context cancelled after detach: %v", err)
+	if got := vecDigest([]float32{1, 2}); got == vecDigest([]float32{1, 2.0000002}) || got != vecDigest([]float32{1, 2}) || vecDigest(nil) != "" {
+		t.Error("vecDigest must tell vectors apart and be stable")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"docgraph/store"
 
@@ -175,7 +176,10 @@ type Store struct {
 
 	writeMu sync.Mutex
 	wdb     *sql.DB // exactly one connection: SQLite has one writer anyway
-	rdb     *sql.DB // read-only pool; WAL gives each read a consistent snapshot
+
+	retryBudget      time.Duration
+	commits, retries atomic.Int64
+	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
 	chunkVecs    *vecIndex
 	entityVecs   *vecIndex
@@ -187,7 +191,11 @@ type Store struct {
 	mentionFileHits atomic.Int64
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.BatchWriter  = (*Store)(nil)
+	_ store.WriteCounter = (*Store)(nil)
+)
 
 // readers is the size of the read pool; the machine docgraph targets has few
 // cores and the scans that matter run in memory.
@@ -204,7 +212,10 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 			return nil, fmt.Errorf("sqlite store %s: create directory: %w", path, err)
 		}
 	}
-	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
+	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, retryBudget: opts.RetryBudget}
+	if s.retryBudget <= 0 {
+		s.retryBudget = store.DefaultRetryBudget
+	}
 	var err error
 	s.wdb, err = sql.Open("sqlite", dsn(path, true))
 	if err != nil {
