@@ -26,10 +26,10 @@ type BatchOptions struct {
 
 // DefaultBatchOptions are the limits NewBatcher uses for zero fields.
 var DefaultBatchOptions = BatchOptions{
-	MaxDocuments:  256,
-	MaxRows:       40_000,
+	MaxDocuments:  512,
+	MaxRows:       60_000,
 	MaxDelay:      20 * time.Millisecond,
-	MaxQueuedRows: 80_000,
+	MaxQueuedRows: 120_000,
 }
 
 // BatchStats counts what a Batcher did.
