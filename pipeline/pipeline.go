@@ -232,6 +232,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	skipped, writes, err := p.ingestFiles(ctx, files, opts.Stop, record)
 	sum.Skipped, sum.Writes = skipped, writes
 	if err != nil {
+		sum.Duration = time.Since(start)
 		return sum, fmt.Errorf("ingest interrupted: %w", err)
 	}
 	if opts.Prune && sum.Skipped == 0 && !stopped(opts.Stop) {

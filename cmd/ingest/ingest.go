@@ -170,7 +170,7 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
 	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions\n", s.ChunksWritten, s.EntityMentions, s.RelationMentions)
 	if wr := s.Writes; wr != nil && wr.Documents+wr.Failed > 0 {
-		fmt.Fprintf(w, "writes: %d documents in %d transactions, %d retries after contention, %d groups redone one document at a time\n",
+		fmt.Fprintf(w, "writes: %d documents in %d transactions, %d transaction retries (deadlocks, busy store, lost connection), %d groups redone one document at a time\n",
 			wr.Documents, wr.Transactions, wr.Retries, wr.Fallbacks)
 	}
 	if t := s.Totals; t != nil {
