@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -406,6 +407,23 @@ func groupContext(group []*batchJob) (context.Context, func()) {
 			stop()
 		}
 		cancel()
+	}
+}
+
+// RetryPause waits before attempt+1 of a write transaction that failed
+// for a transient reason: 50 ms doubling to 2 s, with jitter so that two
+// writers that deadlocked do not retry in step. It returns ctx's error if
+// ctx ends first.
+func RetryPause(ctx context.Context, attempt int) error {
+	d := min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

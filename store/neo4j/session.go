@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -104,7 +103,7 @@ func (s *Store) write(ctx context.Context, op string, work func(tx runner) error
 			return s.fail(op, fmt.Errorf("gave up after %d attempts in %s: %w", attempt+1, time.Since(start).Round(time.Millisecond), err))
 		}
 		s.retries.Add(1)
-		if serr := sleep(ctx, backoff(attempt)); serr != nil {
+		if serr := store.RetryPause(ctx, attempt); serr != nil {
 			return s.fail(op, serr)
 		}
 	}
@@ -147,24 +146,6 @@ func isUnreachable(err error) bool {
 	return errors.As(err, &conn) || n4j.IsConnectivityError(err)
 }
 
-// backoff is the pause before retry attempt+1: 50 ms doubling to 2 s, with
-// jitter so that writers that deadlocked do not retry in step.
-func backoff(attempt int) time.Duration {
-	d := min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // WriteStats reports the write transactions committed and retried since
 // the store was opened.
 func (s *Store) WriteStats() store.WriteStats {
@@ -196,31 +177,6 @@ func batches[T any](rows []T, size int, fn func([]T) error) error {
 
 // Record decoding. Neo4j returns integers as int64, floats as float64,
 // lists as []any and maps as map[string]any; absent properties are nil.
-
-func str(m map[string]any, key string) string {
-	v, _ := m[key].(string)
-	return v
-}
-
-func integer(m map[string]any, key string) int64 {
-	switch v := m[key].(type) {
-	case int64:
-		return v
-	case float64:
-		return int64(v)
-	}
-	return 0
-}
-
-func float(m map[string]any, key string) float64 {
-	switch v := m[key].(type) {
-	case float64:
-		return v
-	case int64:
-		return float64(v)
-	}
-	return 0
-}
 
 func vector(m map[string]any, key string) []float32 {
 	switch v := m[key].(type) {
@@ -261,23 +217,6 @@ func recordMap(rec *n4j.Record, key string) map[string]any {
 	return m
 }
 
-func recordString(rec *n4j.Record, key string) string {
-	v, _ := rec.Get(key)
-	s, _ := v.(string)
-	return s
-}
-
-func recordFloat(rec *n4j.Record, key string) float64 {
-	v, _ := rec.Get(key)
-	switch f := v.(type) {
-	case float64:
-		return f
-	case int64:
-		return float64(f)
-	}
-	return 0
-}
-
 // recordList decodes a list of lists column (collected fragments).
 func recordList(rec *n4j.Record, key string) [][]any {
 	v, _ := rec.Get(key)
@@ -290,6 +229,13 @@ func recordList(rec *n4j.Record, key string) [][]any {
 	}
 	return out
 }
+
+func str(m map[string]any, key string) string         { return asString(m[key]) }
+func integer(m map[string]any, key string) int64      { return asInt(m[key]) }
+func float(m map[string]any, key string) float64      { return asFloat(m[key]) }
+func recordString(rec *n4j.Record, key string) string { v, _ := rec.Get(key); return asString(v) }
+func recordInt(rec *n4j.Record, key string) int64     { v, _ := rec.Get(key); return asInt(v) }
+func recordFloat(rec *n4j.Record, key string) float64 { v, _ := rec.Get(key); return asFloat(v) }
 
 func asString(v any) string {
 	s, _ := v.(string)
@@ -312,17 +258,6 @@ func asFloat(v any) float64 {
 		return f
 	case int64:
 		return float64(f)
-	}
-	return 0
-}
-
-func recordInt(rec *n4j.Record, key string) int64 {
-	v, _ := rec.Get(key)
-	switch n := v.(type) {
-	case int64:
-		return n
-	case float64:
-		return int64(n)
 	}
 	return 0
 }

@@ -437,14 +437,20 @@ func TestRetryClassification(t *testing.T) {
 	if !isUnreachable(fmt.Errorf("begin: %w", conn)) || isUnreachable(deadlock) {
 		t.Error("a lost connection must count as unreachable, a deadlock as contention")
 	}
-	for attempt := 0; attempt < 20; attempt++ {
-		d := backoff(attempt)
-		if d < 25*time.Millisecond || d > 2*time.Second {
-			t.Errorf("backoff(%d) = %v, want 25ms..2s", attempt, d)
+	pause := func(attempt int) time.Duration {
+		start := time.Now()
+		if err := store.RetryPause(context.Background(), attempt); err != nil {
+			t.Fatal(err)
 		}
+		return time.Since(start)
 	}
-	if backoff(0) > 50*time.Millisecond || backoff(10) < time.Second {
-		t.Errorf("backoff does not grow: %v then %v", backoff(0), backoff(10))
+	if first, later := pause(0), pause(8); first > 500*time.Millisecond || later < time.Second || later > 3*time.Second {
+		t.Errorf("retry pauses %v then %v; want about 25-50 ms growing to 1-2 s", first, later)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := store.RetryPause(ctx, 8); !errors.Is(err, context.Canceled) {
+		t.Errorf("RetryPause with a cancelled context = %v", err)
 	}
 	if got := vecDigest([]float32{1, 2}); got == vecDigest([]float32{1, 2.0000002}) || got != vecDigest([]float32{1, 2}) || vecDigest(nil) != "" {
 		t.Error("vecDigest must tell vectors apart and be stable")

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -234,7 +233,7 @@ func (s *Store) retrying(ctx context.Context, write func() error) error {
 			return err
 		}
 		s.retries.Add(1)
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := store.RetryPause(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -271,24 +270,6 @@ func busy(err error) bool {
 }
 
 const sqliteBusy = 5
-
-// backoff is the pause before retry attempt+1: 50 ms doubling to 2 s, with
-// jitter so that two waiting processes do not retry in step.
-func backoff(attempt int) time.Duration {
-	d := min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // WriteStats reports the write transactions committed and retried since
 // the store was opened.
