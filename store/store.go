@@ -183,7 +183,11 @@ type Mention struct {
 //     back from its stored fragments when they do;
 //   - Stats.Mentions counts distinct (entity, chunk) pairs;
 //   - DocumentByPath prefers the done row, then the newest, when several rows
-//     share a path (a failure row beside a good version).
+//     share a path (a failure row beside a good version);
+//   - writes are safe from several goroutines and several processes at once:
+//     transient failures (deadlocks, lock timeouts, a busy file, a lost
+//     connection) are retried within Options.RetryBudget, and a store that
+//     stays unreachable fails with an error wrapping ErrUnavailable.
 type Writer interface {
 	// WriteDocument replaces the document with w.Document.ID (and every id in
 	// w.Replaces) by w, atomically, and marks it done.
@@ -203,9 +207,10 @@ type Writer interface {
 // Batcher, the one writer of a run.
 type BatchWriter interface {
 	// WriteDocuments is WriteDocument for every write in one transaction:
-	// all of them are written or none, and readers see none of them or all.
-	// The result equals writing them one by one in any order. No two writes
-	// may name the same document (Document.ID or an id in Replaces) or chunk.
+	// all of them are written or none, and a reader sees each document's
+	// old version or its new one, never a part. The result equals writing
+	// them one by one in any order. No two writes may name the same
+	// document (Document.ID or an id in Replaces) or chunk.
 	WriteDocuments(ctx context.Context, ws ...*DocumentWrite) error
 }
 
