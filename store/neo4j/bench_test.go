@@ -25,6 +25,9 @@ import (
 // (one transaction) carries in the benchmark.
 const docsPerTransaction = 500
 
+// benchTimeout bounds one batch size's corpus write.
+const benchTimeout = time.Hour
+
 // BenchmarkWriteThroughput ingests the 2wiki corpus (each passage one
 // document: the offline extractor, graphbuild and the hashing embedder make
 // its write beforehand, outside the timer) and reports graph elements
@@ -83,7 +86,9 @@ func BenchmarkWriteThroughput(b *testing.B) {
 // round trips (statements and commits) it made.
 func writeCorpus(b *testing.B, ts *testServer, db string, ws []*store.DocumentWrite, emb *embedstore.Hash, info store.EmbedderInfo, batch int) (int64, float64, int64) {
 	b.Helper()
-	ctx := testCtx(b)
+	// The whole corpus takes longer than testCtx allows on a small machine.
+	ctx, cancel := context.WithTimeout(context.Background(), benchTimeout)
+	defer cancel()
 	st, err := ts.open(b, db, store.Options{
 		Embedder:  info,
 		Merger:    graphbuild.NewMerger(emb),
