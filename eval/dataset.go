@@ -142,39 +142,61 @@ func Documents(ds *Dataset) ([]*loader.Document, *Index) {
 
 // Ingest stores every passage as one document titled by the passage title,
 // its text the title and the passage text, building up to concurrency
-// documents at once. progress, when not nil, hears the count done so far.
+// documents at once; one writer groups the built documents into
+// transactions (store.Batcher). progress, when not nil, hears the count
+// done so far.
 func Ingest(ctx context.Context, ds *Dataset, b Builder, w store.Writer, concurrency int, progress func(done, total int)) (*Index, error) {
 	if concurrency <= 0 {
 		concurrency = 4
 	}
 	docs, x := Documents(ds)
+	// Not errgroup's context: it ends when Wait returns, while the writer
+	// still holds documents.
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	writer := store.NewBatcher(w, store.BatchOptions{})
 	var mu sync.Mutex
 	written := map[string]bool{}
 	var done atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
+	tick := func() {
+		if n := done.Add(1); progress != nil {
+			progress(int(n), len(docs))
+		}
+	}
+	var g errgroup.Group
 	g.SetLimit(concurrency)
 	for _, doc := range docs {
 		g.Go(func() error {
+			if runCtx.Err() != nil {
+				return nil
+			}
 			mu.Lock()
 			dup := written[doc.ID]
 			written[doc.ID] = true
 			mu.Unlock()
-			if !dup {
-				dw, _, err := b.Build(gctx, doc)
-				if err != nil {
-					return fmt.Errorf("ingest %s: %w", doc.Path, err)
-				}
-				if err := w.WriteDocument(gctx, dw); err != nil {
-					return fmt.Errorf("ingest %s: %w", doc.Path, err)
-				}
+			if dup {
+				tick()
+				return nil
 			}
-			if n := done.Add(1); progress != nil {
-				progress(int(n), len(docs))
+			dw, _, err := b.Build(runCtx, doc)
+			if err == nil {
+				err = writer.Submit(runCtx, dw, func(err error) {
+					if err != nil {
+						fail(fmt.Errorf("ingest %s: %w", doc.Path, err))
+						return
+					}
+					tick()
+				})
+			}
+			if err != nil {
+				fail(fmt.Errorf("ingest %s: %w", doc.Path, err))
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	g.Wait()
+	writer.Close()
+	if err := context.Cause(runCtx); err != nil {
 		return nil, err
 	}
 	return x, nil

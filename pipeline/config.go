@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -39,6 +40,9 @@ type Settings struct {
 	Neo4jUser     string
 	Neo4jPassword string
 	BatchSize     int
+	// WriteRetryBudget bounds how long a write transaction is retried after
+	// transient failures (deadlocks between processes, a busy database).
+	WriteRetryBudget time.Duration
 	LLMSettings
 }
 
@@ -215,7 +219,10 @@ func OpenStoreWith(ctx context.Context, s Settings, opts store.Options) (store.S
 	if s.Store == "" {
 		s.Store = DefaultStore
 	}
-	opts.Database, opts.BatchSize = s.Neo4jDatabase, s.BatchSize
+	if s.WriteRetryBudget < 0 {
+		return nil, fmt.Errorf("--write-retry-budget %s: must not be negative", s.WriteRetryBudget)
+	}
+	opts.Database, opts.BatchSize, opts.RetryBudget = s.Neo4jDatabase, s.BatchSize, s.WriteRetryBudget
 	opts.Username = orDefault(firstEnv("NEO4J_USER", "NEO4J_USERNAME"), s.Neo4jUser)
 	opts.Password = orDefault(firstEnv("NEO4J_PASSWORD"), s.Neo4jPassword)
 	st, err := store.Open(ctx, s.Store, opts)
@@ -281,6 +288,7 @@ func (s *Settings) AddStoreFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.Embedder, "embedder", "hash", "embedder: hash[:DIM] (offline), openai:MODEL, ollama:MODEL")
 	fs.StringVar(&s.Neo4jDatabase, "neo4j-database", "", "Neo4j database name (default: the server's default)")
 	fs.IntVar(&s.BatchSize, "batch-size", 1000, "rows per write statement on server stores")
+	fs.DurationVar(&s.WriteRetryBudget, "write-retry-budget", store.DefaultRetryBudget, "how long a write is retried after deadlocks or a busy store before its documents fail")
 	// Secrets are settable from the config file and environment only in
 	// spirit: the flags exist so ApplyConfig can fill them, and are hidden.
 	fs.StringVar(&s.Neo4jUser, "neo4j-user", "", "Neo4j user (prefer NEO4J_USER)")

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -65,6 +66,9 @@ type Pipeline struct {
 	EmbedBatch int
 	// Progress, when set, hears about each file.
 	Progress Progress
+	// Batch bounds the groups of documents written in one transaction by
+	// Ingest and Watch (zero fields: store.DefaultBatchOptions).
+	Batch store.BatchOptions
 }
 
 // Progress receives ingest events; implementations must be safe for concurrent use.
@@ -175,6 +179,7 @@ type Summary struct {
 	EntityMentions   int           `json:"entity_mentions_written"`
 	RelationMentions int           `json:"relation_mentions_written"`
 	Totals           *store.Stats  `json:"totals"`
+	Writes           *WriteSummary `json:"writes"`
 	LLM              *ModelStats   `json:"llm"`
 	Failures         []FileResult  `json:"failures"`
 	Warned           []FileResult  `json:"warned"`
@@ -194,6 +199,18 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(plain(s))
+}
+
+// WriteSummary says how a run's documents reached the store: grouped by
+// its one writer into transactions, and how often a transaction had to be
+// tried again because of contention (another process writing the same
+// entities, a busy database).
+type WriteSummary struct {
+	store.BatchStats
+	// Retries counts transaction attempts the store repeated after
+	// transient failures during the run (zero for a store that does not
+	// count them).
+	Retries int64 `json:"retries"`
 }
 
 // Options for one Ingest run.
@@ -269,25 +286,10 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		record(f)
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(p.concurrency())
-	for _, path := range files {
-		g.Go(func() error {
-			if stopped(opts.Stop) {
-				mu.Lock()
-				sum.Skipped++
-				mu.Unlock()
-				return nil
-			}
-			r := p.IngestFile(gctx, path)
-			if err := gctx.Err(); err != nil && r.Outcome == Failed {
-				return err
-			}
-			record(r)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	skipped, writes, err := p.ingestFiles(ctx, files, opts.Stop, record)
+	sum.Skipped, sum.Writes = skipped, writes
+	if err != nil {
+		sum.Duration = time.Since(start)
 		return sum, fmt.Errorf("ingest interrupted: %w", err)
 	}
 	if opts.Prune && sum.Skipped == 0 && !stopped(opts.Stop) {
@@ -305,19 +307,130 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	return sum, nil
 }
 
+// ingestFiles brings files up to date and reports each to record (which
+// must be safe for concurrent use). Files are built concurrently; their
+// writes go to one writer that groups them into transactions. Once stop is
+// closed no further file is started (skipped counts them); files under way
+// finish. The error is ctx's, or the store's when it became unreachable:
+// the files then under way are rolled back and not reported.
+func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan struct{}, record func(FileResult)) (skipped int, writes *WriteSummary, err error) {
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	w := p.newWriter()
+	var skips atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(p.concurrency())
+	for _, path := range files {
+		g.Go(func() error {
+			if stopped(stop) || runCtx.Err() != nil {
+				skips.Add(1)
+				return nil
+			}
+			start := time.Now()
+			finish := func(r FileResult) {
+				r.Duration = time.Since(start)
+				if runCtx.Err() != nil && r.Outcome == Failed {
+					return // rolled back by the interruption, not a failure of its own
+				}
+				record(r)
+			}
+			r, pw := p.prepare(runCtx, path)
+			if pw == nil {
+				finish(r)
+				return nil
+			}
+			err := w.batcher.Submit(runCtx, pw.w, func(err error) {
+				if errors.Is(err, store.ErrUnavailable) {
+					stopRun(err)
+				}
+				finish(pw.finish(runCtx, err))
+			})
+			if err != nil {
+				finish(pw.finish(runCtx, err))
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	writes = w.close()
+	if runCtx.Err() != nil {
+		return int(skips.Load()), writes, context.Cause(runCtx)
+	}
+	return int(skips.Load()), writes, nil
+}
+
+// writer is one run's write stage: the Batcher over the store and the
+// store's retry count when the run began.
+type writer struct {
+	p       *Pipeline
+	batcher *store.Batcher
+	retries int64
+}
+
+func (p *Pipeline) newWriter() *writer {
+	return &writer{p: p, batcher: store.NewBatcher(p.Store, p.Batch), retries: storeRetries(p.Store)}
+}
+
+// close writes what is queued and says what the run's writes took.
+func (w *writer) close() *WriteSummary {
+	w.batcher.Close()
+	return &WriteSummary{BatchStats: w.batcher.Stats(), Retries: storeRetries(w.p.Store) - w.retries}
+}
+
+func storeRetries(st Store) int64 {
+	if c, ok := st.(store.WriteCounter); ok {
+		return c.WriteStats().Retries
+	}
+	return 0
+}
+
 // IngestFile brings one file's document up to date and says what it did.
+// It writes the document in a transaction of its own; Ingest and Watch
+// group the writes of many files.
 func (p *Pipeline) IngestFile(ctx context.Context, path string) FileResult {
 	start := time.Now()
-	r := p.ingestFile(ctx, path)
+	r, pw := p.prepare(ctx, path)
+	if pw != nil {
+		r = pw.finish(ctx, p.Store.WriteDocument(ctx, pw.w))
+	}
 	r.Duration = time.Since(start)
 	return r
 }
 
-func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
-	res := FileResult{Path: path}
-	fail := func(err error) FileResult {
-		res.Outcome, res.Error = Failed, err.Error()
+// pendingWrite is a built document on its way to the store.
+type pendingWrite struct {
+	w      *store.DocumentWrite
+	flight *inflight
+	prev   *store.Document
+	res    FileResult
+	stats  BuildStats
+}
+
+// finish settles a document once its write is over: committed (err nil),
+// or failed or rolled back, which end records.
+func (pw *pendingWrite) finish(ctx context.Context, err error) FileResult {
+	res := pw.res
+	if err != nil {
+		pw.flight.end(ctx, err)
+		res.Outcome, res.Error = Failed, fmt.Sprintf("%s: write: %v", res.Path, err)
 		return res
+	}
+	w := pw.w
+	res.Chunks, res.Entities, res.Relations, res.Rejected, res.Merged = len(w.Chunks), len(w.Entities), len(w.Relations), pw.stats.Rejected, pw.stats.Merged
+	res.Outcome = Added
+	if pw.prev != nil && pw.prev.Status == store.StatusDone {
+		res.Outcome = Updated
+	}
+	return res
+}
+
+// prepare does everything for one file up to its write: the result when
+// nothing is to be written (unchanged, renamed, failed), else the write.
+func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendingWrite) {
+	res := FileResult{Path: path}
+	fail := func(err error) (FileResult, *pendingWrite) {
+		res.Outcome, res.Error = Failed, err.Error()
+		return res, nil
 	}
 	prev, err := p.Store.DocumentByPath(ctx, path)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -329,7 +442,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 	if prev != nil && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint &&
 		prev.FileKey != "" && before != nil && before.Mode().IsRegular() && prev.FileKey == fileKey(before) {
 		res.DocID, res.Outcome = prev.ID, Unchanged
-		return res
+		return res, nil
 	}
 	readAt := time.Now()
 	res.Loaded = true
@@ -359,7 +472,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 				return fail(fmt.Errorf("%s: record file key: %w", path, err))
 			}
 		}
-		return res
+		return res, nil
 	}
 	flight, err := p.begin(ctx, prev, doc)
 	if err != nil {
@@ -377,16 +490,7 @@ func (p *Pipeline) ingestFile(ctx context.Context, path string) FileResult {
 	if pid := PathID(path); pid != doc.ID && (prev == nil || prev.ID != pid) {
 		w.Replaces = append(w.Replaces, pid) // a failure row from an earlier run
 	}
-	if err := p.Store.WriteDocument(ctx, w); err != nil {
-		flight.end(ctx, err)
-		return fail(fmt.Errorf("%s: write: %w", path, err))
-	}
-	res.Chunks, res.Entities, res.Relations, res.Rejected, res.Merged = len(w.Chunks), len(w.Entities), len(w.Relations), stats.Rejected, stats.Merged
-	res.Outcome = Added
-	if prev != nil && prev.Status == store.StatusDone {
-		res.Outcome = Updated
-	}
-	return res
+	return res, &pendingWrite{w: w, flight: flight, prev: prev, res: res, stats: stats}
 }
 
 // Build runs split, extract, build and embed for one loaded document,

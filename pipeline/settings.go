@@ -23,7 +23,7 @@ type bound struct{ lo, hi string }
 var configKeys = map[string]bound{
 	// store and embedder (every command)
 	"store": {}, "embedder": {}, "neo4j-database": {}, "neo4j-user": {}, "neo4j-password": {},
-	"batch-size": {"1", "100000"},
+	"batch-size": {"1", "100000"}, "write-retry-budget": {"0s", "24h"},
 	// ingest
 	"chunk-tokens": {"16", "65536"}, "chunk-overlap": {"0", "65535"}, "concurrency": {"1", "256"},
 	"prune": {}, "json": {}, "cpuprofile": {}, "watch": {},

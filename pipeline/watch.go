@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"golang.org/x/sync/errgroup"
 
 	"docgraph/loader"
 )
@@ -445,22 +444,9 @@ func (w *watcher) process(ctx context.Context, batch map[string]pending) error {
 			gone = append(gone, p)
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.p.concurrency())
-	for _, path := range present {
-		if w.stopped() {
-			break // left pending in the store: resumed on the next start
-		}
-		g.Go(func() error {
-			r := w.p.IngestFile(gctx, path)
-			if err := gctx.Err(); err != nil && r.Outcome == Failed {
-				return err // rolled back, not a change
-			}
-			w.report(r)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	// Files left unstarted by a stop stay pending in the store: resumed on
+	// the next start.
+	if _, _, err := w.p.ingestFiles(ctx, present, w.cfg.stop, w.report); err != nil {
 		return err
 	}
 	for _, path := range gone {

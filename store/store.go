@@ -147,6 +147,11 @@ func (e EmbedderInfo) Spec() string {
 // ErrNotFound is returned when a document, chunk or entity does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrUnavailable wraps failures that say the store itself cannot be
+// reached (a server down or unreachable past the retries): no other
+// document would fare better, so a run stops rather than fail each one.
+var ErrUnavailable = errors.New("store unavailable")
+
 // ErrEmbedderMismatch is returned when a store is opened with an embedder
 // other than the one its vectors were made with.
 var ErrEmbedderMismatch = errors.New("embedder mismatch")
@@ -216,7 +221,11 @@ type Mention struct {
 //     back from its stored fragments when they do;
 //   - Stats.Mentions counts distinct (entity, chunk) pairs;
 //   - DocumentByPath prefers the done row, then the newest, when several rows
-//     share a path (a failure row beside a good version).
+//     share a path (a failure row beside a good version);
+//   - writes are safe from several goroutines and several processes at once:
+//     transient failures (deadlocks, lock timeouts, a busy file, a lost
+//     connection) are retried within Options.RetryBudget, and a store that
+//     stays unreachable fails with an error wrapping ErrUnavailable.
 type Writer interface {
 	// WriteDocument replaces the document with w.Document.ID (and every id in
 	// w.Replaces) by w, atomically, and marks it done.
@@ -232,6 +241,35 @@ type Writer interface {
 	// SetFileKey records the file key (Document.FileKey) of a stored
 	// document whose file was read again and found unchanged.
 	SetFileKey(ctx context.Context, id, key string) error
+}
+
+// BatchWriter is implemented by stores that can write several documents in
+// one transaction; both built-in backends do. Ingest reaches it through a
+// Batcher, the one writer of a run.
+type BatchWriter interface {
+	// WriteDocuments is WriteDocument for every write in one transaction:
+	// all of them are written or none, and a reader sees each document's
+	// old version or its new one, never a part. The result equals writing
+	// them one by one in any order. No two writes may name the same
+	// document (Document.ID or an id in Replaces) or chunk.
+	WriteDocuments(ctx context.Context, ws ...*DocumentWrite) error
+}
+
+// WriteCounter is implemented by stores that count their write
+// transactions, so a run can say how much contention it met.
+type WriteCounter interface {
+	// WriteStats reports the counts since the store was opened.
+	WriteStats() WriteStats
+}
+
+// WriteStats counts a store's write transactions.
+type WriteStats struct {
+	// Commits is how many write transactions committed.
+	Commits int64 `json:"commits"`
+	// Retries is how many transaction attempts were repeated after a
+	// transient failure (deadlock, lock timeout, busy database, lost
+	// connection), within Options.RetryBudget.
+	Retries int64 `json:"retries"`
 }
 
 // Reader is the read side of the contract used by ingest bookkeeping and retrieval.
@@ -301,7 +339,20 @@ type Options struct {
 	// or changed, so a store without write permission (or on a read-only
 	// mount) can still be queried. Writes then fail.
 	ReadOnly bool
+	// RetryBudget bounds how long one write transaction is retried after
+	// transient failures such as deadlocks between concurrent writers;
+	// zero means DefaultRetryBudget. Lost connections are retried for at
+	// most min(RetryBudget, UnavailableBudget), then fail with ErrUnavailable.
+	RetryBudget time.Duration
 }
+
+// DefaultRetryBudget is Options.RetryBudget when unset: long enough for a
+// writer to wait out another process's big transactions.
+const DefaultRetryBudget = 5 * time.Minute
+
+// UnavailableBudget bounds retries of a write while the store cannot be
+// reached at all: a server restart is waited out, a stopped one is reported.
+const UnavailableBudget = 30 * time.Second
 
 // OpenFunc opens a backend for a parsed store URL.
 type OpenFunc func(ctx context.Context, u *url.URL, opts Options) (Store, error)

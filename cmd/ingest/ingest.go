@@ -221,6 +221,10 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
 	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; names resolved to another name of their document: %d\n",
 		s.ChunksWritten, s.EntityMentions, s.RelationMentions, s.EntitiesMerged)
+	if wr := s.Writes; wr != nil && wr.Documents+wr.Failed > 0 {
+		fmt.Fprintf(w, "writes: %d documents in %d transactions, %d transaction retries (deadlocks, busy store, lost connection), %d groups redone one document at a time\n",
+			wr.Documents, wr.Transactions, wr.Retries, wr.Fallbacks)
+	}
 	if t := s.Totals; t != nil {
 		fmt.Fprintf(w, "store: %d documents, %d chunks, %d entities, %d relations, %d mentions (embedder %s/%d)\n",
 			t.Documents, t.Chunks, t.Entities, t.Relations, t.Mentions, t.Embedder.Name, t.Embedder.Dimension)

@@ -35,7 +35,8 @@ func TestIngestCommandSummaryAndExitStatus(t *testing.T) {
 	if !errors.Is(err, errSomeFailed) || exitCode(err) != 2 {
 		t.Fatalf("a failed file must give exit status 2, got %v", err)
 	}
-	if !strings.Contains(out, "1 added") || !strings.Contains(out, "1 failed") || !strings.Contains(out, "bad.pdf") {
+	if !strings.Contains(out, "1 added") || !strings.Contains(out, "1 failed") || !strings.Contains(out, "bad.pdf") ||
+		!strings.Contains(out, "writes: 1 documents in 1 transactions, 0 transaction retries") {
 		t.Errorf("summary:\n%s", out)
 	}
 	if !strings.Contains(logs, "added "+filepath.Join(docs, "a.md")) {
@@ -51,8 +52,14 @@ func TestIngestCommandSummaryAndExitStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
 	}
-	if sum.Unchanged != 1 || sum.Failed != 0 || sum.Totals == nil || sum.Totals.Documents != 1 {
+	if sum.Unchanged != 1 || sum.Failed != 0 || sum.Totals == nil || sum.Totals.Documents != 1 || sum.Writes == nil || sum.Writes.Retries != 0 {
 		t.Errorf("json summary %+v", sum)
+	}
+	if !strings.Contains(out, `"retries": 0`) {
+		t.Errorf("--json summary does not say how many write retries happened:\n%s", out)
+	}
+	if _, _, err := runCmd(t, "--store", db, "--write-retry-budget", "-1s", docs); err == nil || !strings.Contains(err.Error(), "--write-retry-budget") {
+		t.Errorf("a negative retry budget: %v; want an error naming the flag", err)
 	}
 }
 

@@ -109,32 +109,85 @@ ON CREATE SET m.name = $name, m.dimension = $dimension
 RETURN m.name AS name, m.dimension AS dimension`
 )
 
-// Writes. $docs is a list of document ids; $rows a batch of maps.
+// Lookups by a property that is not unique carry a USING INDEX hint: the
+// planner picks between an index seek and a scan from statistics, and a
+// plan made while the database was empty (a fresh store, a test) stays
+// cached while the data grows, turning every lookup into a scan (PROFILE
+// showed a seek of one RELATES edge by id planned as a scan of the whole
+// relationship index, 10 million rows for 1,000 lookups). A RELATES edge is
+// found by its id alone, with anonymous endpoints: with bound endpoint
+// nodes the planner still preferred scanning the index to an expand.
+//
+// Writes. $docs is a list of document ids; $rows a batch of maps, $ids a
+// batch of ids. Every batch that locks nodes comes sorted by the id it
+// locks (see Store.writeDocuments), and whatever a rewrite keeps (the
+// Document node, Chunk nodes of the same id, entities, RELATES edges) is
+// updated in place, never deleted and created again.
 const (
-	stmtTouchedEntities = `MATCH (c:Chunk)<-[:MENTIONED_IN]-(e:Entity)
-WHERE c.doc_id IN $docs
-RETURN DISTINCT e.id AS id`
+	// stmtOldState lists what the stored versions of $docs touch: the
+	// entities their chunks mention (kind 1), their relations with
+	// endpoints (kind 2), and any chunk of $chunks that belongs to
+	// another document (kind 3, source_id the owner).
+	stmtOldState = `UNWIND $docs AS doc
+MATCH (c:Chunk {doc_id: doc})<-[:MENTIONED_IN]-(e:Entity)
+USING INDEX c:Chunk(doc_id)
+RETURN DISTINCT 1 AS kind, e.id AS id, null AS source_id, null AS target_id
+UNION
+UNWIND $docs AS doc
+MATCH (m:RelationMention {doc_id: doc})
+USING INDEX m:RelationMention(doc_id)
+RETURN DISTINCT 2 AS kind, m.relation_id AS id, m.source_id AS source_id, m.target_id AS target_id
+UNION
+UNWIND $chunks AS id
+MATCH (c:Chunk {id: id})
+WHERE NOT c.doc_id IN $docs
+RETURN 3 AS kind, c.id AS id, c.doc_id AS source_id, null AS target_id`
 
-	stmtTouchedRelations = `MATCH (m:RelationMention)
-WHERE m.doc_id IN $docs
-RETURN DISTINCT m.relation_id AS id`
+	// stmtLockEntities creates the entities a transaction will touch (as
+	// placeholders, mentions = 0) and write-locks the existing ones:
+	// setting a property to its own value takes the node's lock and changes
+	// nothing. Every writer takes these locks first and in id order, so two
+	// writers touching the same entities queue instead of deadlocking.
+	stmtLockEntities = `UNWIND $ids AS id
+MERGE (e:Entity {id: id})
+ON CREATE SET e.mentions = 0
+ON MATCH SET e.mentions = e.mentions`
 
-	stmtDeleteRelationMentions = `MATCH (m:RelationMention)
-WHERE m.doc_id IN $docs
-DELETE m`
-
-	stmtDeleteChunks = `MATCH (c:Chunk)
-WHERE c.doc_id IN $docs
-DETACH DELETE c`
-
-	stmtDeleteDocuments = `MATCH (d:Document)
+	// stmtRemoveDocuments removes the stored versions of $docs: their
+	// relation mentions, their MENTIONED_IN edges, their chunks except
+	// those in $keep (chunks a rewrite keeps, updated in place), and the
+	// documents in $gone (the others are rewritten in place). It reports
+	// how many of $docs existed.
+	stmtRemoveDocuments = `OPTIONAL MATCH (d:Document)
 WHERE d.id IN $docs
-WITH collect(d) AS docs
-FOREACH (d IN docs | DETACH DELETE d)
-RETURN size(docs) AS n`
+WITH count(d) AS found
+CALL {
+  MATCH (m:RelationMention)
+  USING INDEX m:RelationMention(doc_id)
+  WHERE m.doc_id IN $docs
+  DELETE m
+}
+CALL {
+  MATCH (c:Chunk)<-[m:MENTIONED_IN]-(:Entity)
+  USING INDEX c:Chunk(doc_id)
+  WHERE c.doc_id IN $docs
+  DELETE m
+}
+CALL {
+  MATCH (c:Chunk)
+  USING INDEX c:Chunk(doc_id)
+  WHERE c.doc_id IN $docs AND NOT c.id IN $keep
+  DETACH DELETE c
+}
+CALL {
+  MATCH (d:Document)
+  WHERE d.id IN $gone
+  DETACH DELETE d
+}
+RETURN found`
 
-	stmtCreateDocuments = `UNWIND $rows AS r
-CREATE (d:Document {id: r.id})
+	stmtWriteDocuments = `UNWIND $rows AS r
+MERGE (d:Document {id: r.id})
 SET d += r.props`
 
 	// stmtSetStatus leaves an existing document's other properties alone.
@@ -150,27 +203,38 @@ RETURN count(d) AS n`
 SET d.file_key = $key
 RETURN count(d) AS n`
 
-	// stmtWriteChunks links each chunk to its document and to the chunk
-	// before it; rows come in reading order, so the previous chunk exists.
-	// The document's old chunks are gone by now, so a chunk id that still
-	// exists belongs to another document and the constraint refuses it.
+	// stmtWriteChunks writes each chunk in place, links it to its document
+	// and to the chunk before it (rows come in reading order), and drops a
+	// NEXT edge from any other chunk. A chunk id owned by another document
+	// is left alone (stmtOldState reports it before anything is written).
 	stmtWriteChunks = "UNWIND $rows AS r\n" +
 		"MATCH (d:Document {id: r.doc})\n" +
-		"CREATE (c:Chunk {id: r.id})-[:PART_OF]->(d)\n" +
-		"SET c.doc_id = r.doc, c.`index` = r.idx, c.text = r.text, c.tokens = r.tokens,\n" +
+		"MERGE (c:Chunk {id: r.id})\n" +
+		"ON CREATE SET c.doc_id = r.doc\n" +
+		"WITH d, c, r\n" +
+		"WHERE c.doc_id = r.doc\n" +
+		"SET c.`index` = r.idx, c.text = r.text, c.tokens = r.tokens,\n" +
 		"    c.start = r.start_off, c.`end` = r.end_off, c.embedding = r.embedding\n" +
-		"WITH c, r WHERE r.prev IS NOT NULL\n" +
+		"MERGE (c)-[:PART_OF]->(d)\n" +
+		"WITH c, r\n" +
+		"CALL {\n" +
+		"  WITH c, r\n" +
+		"  MATCH (p:Chunk)-[x:NEXT]->(c)\n" +
+		"  WHERE r.prev IS NULL OR p.id <> r.prev\n" +
+		"  DELETE x\n" +
+		"}\n" +
+		"WITH c, r\n" +
+		"WHERE r.prev IS NOT NULL\n" +
 		"MATCH (p:Chunk {id: r.prev})\n" +
-		"CREATE (p)-[:NEXT]->(c)"
+		"MERGE (p)-[:NEXT]->(c)"
 
 	// Mentions are created, not merged: like the SQLite store, a repeated
 	// (entity, chunk) pair stays a second fragment; seq keeps input order.
+	// The entity exists: stmtLockEntities made it.
 	stmtWriteEntityMentions = `UNWIND $rows AS r
 MATCH (c:Chunk {id: r.chunk_id})
-MERGE (e:Entity {id: r.entity_id})
-ON CREATE SET e.mentions = 0
-CREATE (e)-[m:MENTIONED_IN]->(c)
-SET m.name = r.name, m.type = r.type, m.description = r.description, m.doc_id = r.doc, m.seq = r.seq`
+MATCH (e:Entity {id: r.entity_id})
+CREATE (e)-[:MENTIONED_IN {name: r.name, type: r.type, description: r.description, doc_id: r.doc, seq: r.seq}]->(c)`
 
 	stmtWriteRelationMentions = `UNWIND $rows AS r
 CREATE (m:RelationMention)
@@ -178,22 +242,25 @@ SET m.relation_id = r.relation_id, m.chunk_id = r.chunk_id, m.doc_id = r.doc, m.
     m.source_id = r.source_id, m.target_id = r.target_id, m.type = r.type,
     m.keywords = r.keywords, m.description = r.description, m.weight = r.weight`
 
-	// stmtLiveEntities returns which of the entities exist as merged
-	// entities (a node with mentions = 0 is only a placeholder).
-	stmtLiveEntities = `UNWIND $ids AS id
+	// stmtEntityState returns each entity's merged properties and every
+	// fragment its mentions hold, one row per entity: what reconcile merges
+	// and compares with.
+	stmtEntityState = `UNWIND $ids AS id
 MATCH (e:Entity {id: id})
-WHERE e.mentions > 0
-RETURN e.id AS id`
+CALL {
+  WITH e
+  OPTIONAL MATCH (e)-[m:MENTIONED_IN]->(c:Chunk)
+  RETURN collect([c.id, m.seq, m.name, m.type, m.description]) AS fragments
+}
+RETURN e.id AS id, e.name AS name, e.type AS type, e.description AS description,
+       e.mentions AS mentions, e.vec_digest AS vec_digest, fragments`
 
-	// stmtEntityMentions returns every remaining fragment of the entities.
-	stmtEntityMentions = `UNWIND $ids AS id
-MATCH (e:Entity {id: id})-[m:MENTIONED_IN]->(c:Chunk)
-RETURN e.id AS entity_id, c.id AS chunk_id, m.seq AS seq, m.name AS name, m.type AS type, m.description AS description`
-
+	// stmtUpdateEntities sets what changed: r.props holds only those keys
+	// (the embedding only when it changed, so the vector index is left
+	// alone otherwise).
 	stmtUpdateEntities = `UNWIND $rows AS r
 MATCH (e:Entity {id: r.id})
-SET e.name = r.name, e.type = r.type, e.description = r.description,
-    e.embedding = r.embedding, e.mentions = r.mentions`
+SET e += r.props`
 
 	// An entity the merge did not keep is deleted with its edges when no
 	// chunk mentions it; one the Merger skipped despite mentions stays as a
@@ -206,7 +273,7 @@ DETACH DELETE e`
 	stmtHideEntities = `UNWIND $ids AS id
 MATCH (e:Entity {id: id})
 SET e.mentions = 0
-REMOVE e.name, e.type, e.description, e.embedding`
+REMOVE e.name, e.type, e.description, e.embedding, e.vec_digest`
 
 	// stmtRelationsOfEntities finds relations with a mention naming one of
 	// the entities as an endpoint: they appear or vanish with it.
@@ -214,28 +281,39 @@ REMOVE e.name, e.type, e.description, e.embedding`
 CALL {
   WITH id
   MATCH (m:RelationMention {source_id: id})
-  RETURN m.relation_id AS rid
+  USING INDEX m:RelationMention(source_id)
+  RETURN m.relation_id AS rid, m.source_id AS sid, m.target_id AS tid
   UNION
   WITH id
   MATCH (m:RelationMention {target_id: id})
-  RETURN m.relation_id AS rid
+  USING INDEX m:RelationMention(target_id)
+  RETURN m.relation_id AS rid, m.source_id AS sid, m.target_id AS tid
 }
-RETURN DISTINCT rid AS id`
+RETURN DISTINCT rid AS id, sid AS source_id, tid AS target_id`
 
-	// stmtRelationMentions returns the fragments of the relations whose two
-	// endpoint entities exist; a relation left with none is deleted.
-	stmtRelationMentions = `UNWIND $ids AS id
-MATCH (m:RelationMention {relation_id: id})
-WHERE EXISTS { MATCH (s:Entity {id: m.source_id}) WHERE s.mentions > 0 }
-  AND EXISTS { MATCH (t:Entity {id: m.target_id}) WHERE t.mentions > 0 }
-RETURN m.relation_id AS relation_id, m.chunk_id AS chunk_id, m.seq AS seq, m.source_id AS source_id,
-       m.target_id AS target_id, m.type AS type, m.keywords AS keywords, m.description AS description, m.weight AS weight`
-
-	// Touched relations are rebuilt: their merged edges are dropped and the
-	// merged ones created again between their (live) endpoints.
-	stmtDropRelations = `UNWIND $ids AS id
-MATCH ()-[r:RELATES {id: id}]->()
-DELETE r`
+	// stmtRelationState returns, per relation, whether both endpoints are
+	// live entities, every remaining fragment, and the stored edge if any
+	// (found from its endpoints, which is an index seek whatever the
+	// planner knows about RELATES).
+	stmtRelationState = `UNWIND $rows AS r
+OPTIONAL MATCH (s:Entity {id: r.source_id})
+OPTIONAL MATCH (t:Entity {id: r.target_id})
+CALL {
+  WITH r
+  OPTIONAL MATCH (m:RelationMention {relation_id: r.id})
+  USING INDEX m:RelationMention(relation_id)
+  RETURN collect([m.chunk_id, m.seq, m.type, m.keywords, m.description, m.weight]) AS fragments
+}
+CALL {
+  WITH r
+  OPTIONAL MATCH ()-[x:RELATES]->()
+  USING INDEX x:RELATES(id)
+  WHERE x.id = r.id
+  RETURN x
+}
+RETURN r.id AS id, coalesce(s.mentions, 0) > 0 AND coalesce(t.mentions, 0) > 0 AS live, fragments,
+       x IS NOT NULL AS stored, x.type AS type, x.keywords AS keywords, x.description AS description,
+       x.weight AS weight, x.vec_digest AS vec_digest`
 
 	// Two MATCH clauses: each is an index seek, and one comma pattern would
 	// draw a cartesian-product notification for what is a single row.
@@ -243,9 +321,20 @@ DELETE r`
 MATCH (s:Entity {id: r.source_id})
 MATCH (t:Entity {id: r.target_id})
 CREATE (s)-[x:RELATES {id: r.id}]->(t)
-SET x.type = r.type, x.keywords = r.keywords, x.description = r.description,
-    x.weight = r.weight, x.embedding = r.embedding
+SET x += r.props
 RETURN count(x) AS n`
+
+	stmtUpdateRelations = `UNWIND $rows AS r
+MATCH ()-[x:RELATES]->()
+USING INDEX x:RELATES(id)
+WHERE x.id = r.id
+SET x += r.props`
+
+	stmtDeleteRelations = `UNWIND $rows AS r
+MATCH ()-[x:RELATES]->()
+USING INDEX x:RELATES(id)
+WHERE x.id = r.id
+DELETE x`
 )
 
 // Reads.
@@ -254,6 +343,7 @@ const (
 RETURN d {.*} AS d`
 
 	stmtDocumentByPath = `MATCH (d:Document {path: $path})
+USING INDEX d:Document(path)
 RETURN d {.*} AS d
 ORDER BY CASE d.status WHEN $done THEN 0 ELSE 1 END, d.updated_at DESC, d.id
 LIMIT 1`
@@ -280,10 +370,23 @@ RETURN chunks, entities, relations, mentions`
 	stmtDocumentChunks = "OPTIONAL MATCH (d:Document {id: $doc})\n" +
 		"CALL {\n" +
 		"  MATCH (c:Chunk {doc_id: $doc})\n" +
+		"  USING INDEX c:Chunk(doc_id)\n" +
 		"  WITH c ORDER BY c.`index`\n" +
 		"  RETURN collect(c {.id, .doc_id, .`index`, .text, .tokens, .start, .`end`, .embedding}) AS chunks\n" +
 		"}\n" +
 		"RETURN coalesce(d.chunks, 0) AS expected, chunks"
+
+	// stmtHitsSettled tells whether hits read a moment ago still stand
+	// whole: how many of the hit chunks exist, and per document of the
+	// hits its status, the chunk count it records and the chunks it has.
+	stmtHitsSettled = `CALL {
+  UNWIND $chunks AS id
+  MATCH (c:Chunk {id: id})
+  RETURN count(c) AS present
+}
+UNWIND $docs AS doc
+OPTIONAL MATCH (d:Document {id: doc})
+RETURN present, d.status AS status, coalesce(d.chunks, -1) AS expected, COUNT { (d)<-[:PART_OF]-(:Chunk) } AS live`
 
 	stmtEntities = `UNWIND $ids AS id
 MATCH (e:Entity {id: id})
@@ -291,8 +394,11 @@ WHERE e.mentions > 0
 RETURN e {.id, .name, .type, .description, .embedding, .mentions} AS e`
 
 	stmtRelations = `UNWIND $ids AS id
-MATCH (s:Entity)-[r:RELATES {id: id}]->(t:Entity)
-RETURN r {.id, .type, .keywords, .description, .weight, .embedding, source_id: s.id, target_id: t.id} AS r`
+MATCH ()-[r:RELATES]->()
+USING INDEX r:RELATES(id)
+WHERE r.id = id
+RETURN r {.id, .type, .keywords, .description, .weight, .embedding,
+          source_id: startNode(r).id, target_id: endNode(r).id} AS r`
 
 	// Vector searches ask the index for $n candidates (more than the k
 	// wanted) and score them again with the exact cosine, computed as the

@@ -20,6 +20,7 @@ const (
 	// with its document's status and the entities mentioning it; the caller
 	// keeps the chunks of done documents and pages on by the last id.
 	stmtScanMentionsPage = `MATCH (c:Chunk)
+USING INDEX c:Chunk(id)
 WHERE c.id > $after
 WITH c ORDER BY c.id LIMIT $n
 OPTIONAL MATCH (c)-[:PART_OF]->(d:Document)

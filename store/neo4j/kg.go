@@ -18,12 +18,14 @@ const (
 	// stmtScanEntitiesPage reads the next $n entities by id after $after,
 	// leaving out placeholders (mentions = 0), which Entities hides too.
 	stmtScanEntitiesPage = `MATCH (e:Entity)
+USING INDEX e:Entity(id)
 WHERE e.id > $after AND e.mentions > 0
 RETURN e.id AS id, e.name AS name, e.type AS type, e.mentions AS mentions
 ORDER BY id LIMIT $n`
 
 	// stmtScanRelationsPage reads the next $n relations by id after $after.
 	stmtScanRelationsPage = `MATCH (s:Entity)-[r:RELATES]->(t:Entity)
+USING INDEX r:RELATES(id)
 WHERE r.id > $after
 RETURN r.id AS id, s.id AS source_id, t.id AS target_id, r.type AS type, r.keywords AS keywords, r.weight AS weight
 ORDER BY id LIMIT $n`
@@ -31,6 +33,7 @@ ORDER BY id LIMIT $n`
 	// stmtRelationChunks reads the chunk ids of every mention of the relations.
 	stmtRelationChunks = `UNWIND $ids AS id
 MATCH (m:RelationMention {relation_id: id})
+USING INDEX m:RelationMention(relation_id)
 RETURN id, collect(DISTINCT m.chunk_id) AS chunks`
 )
 

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -55,9 +56,16 @@ type Store struct {
 	// indexes maps "VECTOR Chunk", "FULLTEXT Entity", ... to index names.
 	indexes map[string]string
 	secrets []string
+
+	retryBudget      time.Duration
+	commits, retries atomic.Int64
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.BatchWriter  = (*Store)(nil)
+	_ store.WriteCounter = (*Store)(nil)
+)
 
 // serverInfo is what dbms.components reports.
 type serverInfo struct {
@@ -80,6 +88,11 @@ func Open(ctx context.Context, u *url.URL, opts store.Options) (*Store, error) {
 		emb:      opts.Embedder,
 		batch:    opts.BatchSize,
 		secrets:  cfg.secrets(),
+
+		retryBudget: opts.RetryBudget,
+	}
+	if s.retryBudget <= 0 {
+		s.retryBudget = store.DefaultRetryBudget
 	}
 	if s.batch <= 0 {
 		s.batch = DefaultBatchSize

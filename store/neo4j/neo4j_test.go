@@ -17,6 +17,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -445,4 +446,91 @@ func TestScanAgreesWithIndexes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestConcurrentWritersShareEntities runs two writers with drivers of
+// their own (as two processes would) over overlapping halves of 2wiki
+// passages, which share many entities, in small interleaving transactions:
+// both finish without a failed document, and the graph equals the one a
+// single sequential writer leaves.
+func TestConcurrentWritersShareEntities(t *testing.T) {
+	ts := newTestServer(t)
+	ws, _ := corpusWrites(t, 300)
+	ctx := testCtx(t)
+
+	db := ts.database(t)
+	seq, err := ts.open(t, db, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqWrites := corpusFor(t, ws)
+	if err := seq.WriteDocuments(ctx, seqWrites...); err != nil {
+		t.Fatal(err)
+	}
+	want := readGraph(t, seq, seqWrites)
+	seq.Close()
+	ts.wipe(t, db)
+
+	halves := [][]*store.DocumentWrite{corpusFor(t, ws[:200]), corpusFor(t, ws[100:])}
+	errs := make(chan error, len(ws))
+	var wg sync.WaitGroup
+	var writers []*Store
+	var batchers []*store.Batcher
+	for _, half := range halves {
+		st, err := ts.open(t, db, storetest.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		b := store.NewBatcher(st, store.BatchOptions{MaxDocuments: 7})
+		writers, batchers = append(writers, st), append(batchers, b)
+		for _, w := range half {
+			wg.Add(1)
+			if err := b.Submit(ctx, w, func(err error) {
+				if err != nil {
+					errs <- err
+				}
+				wg.Done()
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wg.Wait()
+	var retries int64
+	for i, b := range batchers {
+		b.Close()
+		retries += writers[i].WriteStats().Retries
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent write failed: %v", err)
+	}
+	st, err := ts.open(t, db, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := readGraph(t, st, seqWrites)
+	if want.stats.Entities == 0 || !sameGraph(got, want) {
+		t.Errorf("concurrent writers left %+v, a sequential writer %+v", got.stats, want.stats)
+	}
+	t.Logf("retries: %d", retries)
+}
+
+// corpusFor rebuilds corpus writes with the suite's embedder (16
+// dimensions), so they fit a store opened with storetest.Options.
+func corpusFor(t *testing.T, ws []*store.DocumentWrite) []*store.DocumentWrite {
+	t.Helper()
+	emb := storetest.Embedder()
+	out := make([]*store.DocumentWrite, len(ws))
+	for i, w := range ws {
+		c := *w
+		c.Chunks = append([]store.Chunk(nil), w.Chunks...)
+		for j := range c.Chunks {
+			c.Chunks[j].Embedding = emb.Vector(c.Chunks[j].Text)
+		}
+		out[i] = &c
+	}
+	return out
 }

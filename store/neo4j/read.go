@@ -215,6 +215,51 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 	}
 }
 
+// settled reports whether chunk hits still stand whole once read: every
+// hit chunk exists and every hit document is done with all the chunks it
+// records. Neo4j reads are read committed and a commit reaches a reader
+// node by node (and the search indexes after the store), so a search
+// overlapping the commit of a new version of a document can see some of its
+// chunks gone and others not yet; a search that finds its hits unsettled
+// runs again.
+func settled(ctx context.Context, tx runner, hits []store.ChunkHit) (bool, error) {
+	if len(hits) == 0 {
+		return true, nil
+	}
+	chunks := make([]string, len(hits))
+	var docs []string
+	for i, h := range hits {
+		chunks[i] = h.ID
+		docs = append(docs, h.DocID)
+	}
+	recs, err := collect(ctx, tx, stmtHitsSettled, map[string]any{"chunks": chunks, "docs": unique(docs)})
+	if err != nil {
+		return false, err
+	}
+	for _, r := range recs {
+		if recordInt(r, "present") != int64(len(chunks)) || recordString(r, "status") != string(store.StatusDone) ||
+			recordInt(r, "expected") != recordInt(r, "live") {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// consistently runs a chunk search until its hits are settled, at most
+// consistentReads times (then the last hits stand).
+func consistently(ctx context.Context, tx runner, search func() ([]store.ChunkHit, error)) ([]store.ChunkHit, error) {
+	for attempt := 0; ; attempt++ {
+		hits, err := search()
+		if err != nil {
+			return nil, err
+		}
+		ok, err := settled(ctx, tx, hits)
+		if err != nil || ok || attempt+1 == consistentReads {
+			return hits, err
+		}
+	}
+}
+
 // Entities returns the entities with these ids, in the order asked; missing ids are skipped.
 func (s *Store) Entities(ctx context.Context, ids []string) ([]store.Entity, error) {
 	return byIDs(ctx, s, "entities", stmtEntities, "e", ids, decodeEntity, func(e store.Entity) string { return e.ID })

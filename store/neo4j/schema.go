@@ -54,7 +54,7 @@ func (s *Store) recordEmbedder(ctx context.Context) error {
 func (s *Store) meta(ctx context.Context, stmt statement, params map[string]any) (store.EmbedderInfo, bool, error) {
 	var held store.EmbedderInfo
 	var found bool
-	err := s.write(ctx, "embedder", func(tx n4j.ManagedTransaction) error {
+	err := s.write(ctx, "embedder", func(tx runner) error {
 		recs, err := collect(ctx, tx, stmt, params)
 		if err != nil {
 			return err

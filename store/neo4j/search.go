@@ -44,25 +44,24 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 	index := s.indexName("VECTOR", "Chunk")
 	var out []store.ChunkHit
 	err = s.read(ctx, "search chunks", func(tx n4j.ManagedTransaction) error {
-		out = out[:0]
-		for n := candidates(k); index != "" && n <= maxCandidates+candidates(k); n *= 4 {
-			recs, err := collect(ctx, tx, stmtSearchChunksVector, map[string]any{
-				"index": index, "n": n, "vec": param(vec), "qnorm": norm(vec)})
-			if err != nil {
-				return err
+		var err error
+		out, err = consistently(ctx, tx, func() ([]store.ChunkHit, error) {
+			for n := candidates(k); index != "" && n <= maxCandidates+candidates(k); n *= 4 {
+				recs, err := collect(ctx, tx, stmtSearchChunksVector, map[string]any{
+					"index": index, "n": n, "vec": param(vec), "qnorm": norm(vec)})
+				if err != nil {
+					return nil, err
+				}
+				hits := chunkHits(recs)
+				if len(hits) >= k || int64(len(recs)) < n {
+					return hits, nil
+				}
 			}
-			out = chunkHits(recs)
-			if len(out) >= k || int64(len(recs)) < n {
-				return nil
-			}
-		}
-		recs, err := collect(ctx, tx, stmtSearchChunksScan, map[string]any{
-			"vec": param(vec), "qnorm": norm(vec), "k": int64(k), "done": string(store.StatusDone)})
-		if err != nil {
-			return err
-		}
-		out = chunkHits(recs)
-		return nil
+			recs, err := collect(ctx, tx, stmtSearchChunksScan, map[string]any{
+				"vec": param(vec), "qnorm": norm(vec), "k": int64(k), "done": string(store.StatusDone)})
+			return chunkHits(recs), err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -195,12 +194,12 @@ func (s *Store) SearchChunksText(ctx context.Context, query string, k int) ([]st
 	}
 	var out []store.ChunkHit
 	err := s.read(ctx, fmt.Sprintf("text search chunks for %q", query), func(tx n4j.ManagedTransaction) error {
-		recs, err := collect(ctx, tx, stmtSearchChunksText, params)
-		if err != nil {
-			return err
-		}
-		out = chunkHits(recs)
-		return nil
+		var err error
+		out, err = consistently(ctx, tx, func() ([]store.ChunkHit, error) {
+			recs, err := collect(ctx, tx, stmtSearchChunksText, params)
+			return chunkHits(recs), err
+		})
+		return err
 	})
 	return out, err
 }

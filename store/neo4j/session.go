@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -29,8 +28,20 @@ type runner interface {
 	Run(ctx context.Context, cypher string, params map[string]any) (n4j.ResultWithContext, error)
 }
 
+// statementHook, when set (by tests and benchmarks), hears every statement
+// run through collect and exec, and every commit (as "COMMIT"), with its
+// time: round trips and where the time goes.
+var statementHook func(cypher string, params map[string]any, d time.Duration)
+
+func observe(cypher string, params map[string]any, start time.Time) {
+	if statementHook != nil {
+		statementHook(cypher, params, time.Since(start))
+	}
+}
+
 // collect runs one statement and returns all of its records.
 func collect(ctx context.Context, r runner, stmt statement, params map[string]any) ([]*n4j.Record, error) {
+	defer observe(string(stmt), params, time.Now())
 	res, err := r.Run(ctx, string(stmt), params)
 	if err != nil {
 		return nil, err
@@ -40,6 +51,7 @@ func collect(ctx context.Context, r runner, stmt statement, params map[string]an
 
 // exec runs one statement and discards its records.
 func exec(ctx context.Context, r runner, stmt statement, params map[string]any) error {
+	defer observe(string(stmt), params, time.Now())
 	res, err := r.Run(ctx, string(stmt), params)
 	if err != nil {
 		return err
@@ -58,59 +70,91 @@ func (s *Store) read(ctx context.Context, op string, work func(tx n4j.ManagedTra
 	return s.fail(op, err)
 }
 
-// write runs work in one managed write transaction. The driver retries it
-// on transient errors, so work must start from scratch each time.
+// write runs work in one write transaction and commits it, starting over
+// after transient failures (deadlocks, lock timeouts, a lost connection)
+// until the store's retry budget is spent; a server that stays unreachable
+// for store.UnavailableBudget fails with store.ErrUnavailable. work must
+// therefore start from scratch each time.
 //
-// An error means nothing was written. The driver sends COMMIT with the
-// context it was given, and a cancellation landing while the COMMIT is in
-// flight would report a failure for a transaction the server may well have
-// committed. So the driver gets a context that follows ctx only until work
-// has succeeded and ctx is still live; from then on the commit runs to its
-// end (bounded by the driver's own timeouts).
-func (s *Store) write(ctx context.Context, op string, work func(tx n4j.ManagedTransaction) error) error {
-	sess := s.session(ctx, n4j.AccessModeWrite)
-	defer sess.Close(context.WithoutCancel(ctx))
-	txCtx, detach, release := commitContext(ctx)
-	defer release()
-	_, err := sess.ExecuteWrite(txCtx, func(tx n4j.ManagedTransaction) (any, error) {
-		if err := work(tx); err != nil {
-			return nil, retryable(err)
+// An error means nothing was written. The commit runs detached from ctx: a
+// cancellation landing while the COMMIT is in flight would report a
+// failure for a transaction the server may well have committed; it is
+// bounded by the retry budget instead.
+func (s *Store) write(ctx context.Context, op string, work func(tx runner) error) error {
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		err := s.tryWrite(ctx, work)
+		if err == nil {
+			s.commits.Add(1)
+			return nil
 		}
-		return nil, detach()
-	})
-	return s.fail(op, err)
+		if ctx.Err() != nil || !n4j.IsRetryable(err) {
+			return s.fail(op, err)
+		}
+		budget := s.retryBudget
+		unreachable := isUnreachable(err)
+		if unreachable {
+			budget = min(budget, store.UnavailableBudget)
+		}
+		if time.Since(start) >= budget {
+			if unreachable {
+				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+			}
+			return s.fail(op, fmt.Errorf("gave up after %d attempts in %s: %w", attempt+1, time.Since(start).Round(time.Millisecond), err))
+		}
+		s.retries.Add(1)
+		if serr := store.RetryPause(ctx, attempt); serr != nil {
+			return s.fail(op, serr)
+		}
+	}
 }
 
-// commitContext returns a context that is cancelled with ctx until detach
-// is called, and never after. detach fails, leaving the context attached,
-// when ctx is already done: the transaction must then roll back. release
-// frees the context's resources.
-func commitContext(ctx context.Context) (txCtx context.Context, detach func() error, release func()) {
-	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	detached := false
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !detached {
-			cancel()
-		}
-	})
-	detach = func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		detached = true
-		return nil
+// tryWrite is one attempt of write.
+func (s *Store) tryWrite(ctx context.Context, work func(tx runner) error) (err error) {
+	sess := s.session(ctx, n4j.AccessModeWrite)
+	defer sess.Close(context.WithoutCancel(ctx))
+	tx, err := sess.BeginTransaction(ctx)
+	if err != nil {
+		return err
 	}
-	return txCtx, detach, func() { stop(); cancel() }
+	defer func() {
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			defer cancel()
+			_ = tx.Rollback(rctx)
+		}
+	}()
+	if err := work(tx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.retryBudget)
+	defer cancel()
+	defer observe("COMMIT", nil, time.Now())
+	return tx.Commit(cctx)
+}
+
+// rollbackTimeout bounds the rollback of a failed attempt; the server rolls
+// back on its own when the connection goes.
+const rollbackTimeout = 10 * time.Second
+
+// isUnreachable tells a server that cannot be reached from contention.
+func isUnreachable(err error) bool {
+	var conn *n4j.ConnectivityError
+	return errors.As(err, &conn) || n4j.IsConnectivityError(err)
+}
+
+// WriteStats reports the write transactions committed and retried since
+// the store was opened.
+func (s *Store) WriteStats() store.WriteStats {
+	return store.WriteStats{Commits: s.commits.Load(), Retries: s.retries.Load()}
 }
 
 // retryable unwraps a connection failure from the context our code added:
-// the driver recognises it (and retries the transaction) only unwrapped.
-// Server errors it finds through the chain.
+// the driver recognises it (and retries a read transaction) only
+// unwrapped. Server errors it finds through the chain.
 func retryable(err error) error {
 	var conn *n4j.ConnectivityError
 	if errors.As(err, &conn) {
@@ -134,11 +178,6 @@ func batches[T any](rows []T, size int, fn func([]T) error) error {
 // Record decoding. Neo4j returns integers as int64, floats as float64,
 // lists as []any and maps as map[string]any; absent properties are nil.
 
-func str(m map[string]any, key string) string {
-	v, _ := m[key].(string)
-	return v
-}
-
 // strs reads a list of strings; nil when empty or absent.
 func strs(m map[string]any, key string) []string {
 	list, _ := m[key].([]any)
@@ -149,26 +188,6 @@ func strs(m map[string]any, key string) []string {
 		}
 	}
 	return out
-}
-
-func integer(m map[string]any, key string) int64 {
-	switch v := m[key].(type) {
-	case int64:
-		return v
-	case float64:
-		return int64(v)
-	}
-	return 0
-}
-
-func float(m map[string]any, key string) float64 {
-	switch v := m[key].(type) {
-	case float64:
-		return v
-	case int64:
-		return float64(v)
-	}
-	return 0
 }
 
 func vector(m map[string]any, key string) []float32 {
@@ -210,30 +229,47 @@ func recordMap(rec *n4j.Record, key string) map[string]any {
 	return m
 }
 
-func recordString(rec *n4j.Record, key string) string {
+// recordList decodes a list of lists column (collected fragments).
+func recordList(rec *n4j.Record, key string) [][]any {
 	v, _ := rec.Get(key)
+	list, _ := v.([]any)
+	out := make([][]any, 0, len(list))
+	for _, x := range list {
+		if row, ok := x.([]any); ok {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func str(m map[string]any, key string) string         { return asString(m[key]) }
+func integer(m map[string]any, key string) int64      { return asInt(m[key]) }
+func float(m map[string]any, key string) float64      { return asFloat(m[key]) }
+func recordString(rec *n4j.Record, key string) string { v, _ := rec.Get(key); return asString(v) }
+func recordInt(rec *n4j.Record, key string) int64     { v, _ := rec.Get(key); return asInt(v) }
+func recordFloat(rec *n4j.Record, key string) float64 { v, _ := rec.Get(key); return asFloat(v) }
+
+func asString(v any) string {
 	s, _ := v.(string)
 	return s
 }
 
-func recordFloat(rec *n4j.Record, key string) float64 {
-	v, _ := rec.Get(key)
-	switch f := v.(type) {
-	case float64:
-		return f
-	case int64:
-		return float64(f)
-	}
-	return 0
-}
-
-func recordInt(rec *n4j.Record, key string) int64 {
-	v, _ := rec.Get(key)
+func asInt(v any) int64 {
 	switch n := v.(type) {
 	case int64:
 		return n
 	case float64:
 		return int64(n)
+	}
+	return 0
+}
+
+func asFloat(v any) float64 {
+	switch f := v.(type) {
+	case float64:
+		return f
+	case int64:
+		return float64(f)
 	}
 	return 0
 }

@@ -483,32 +483,28 @@ func TestRetryableKeepsDriverErrorsRecognisable(t *testing.T) {
 	}
 }
 
-func TestCommitContext(t *testing.T) {
-	// Cancelled before the work finished: the transaction context follows
-	// and detaching fails, so the driver rolls back.
+func TestRetryClassification(t *testing.T) {
+	conn := &n4j.ConnectivityError{Inner: errors.New("connection refused")}
+	deadlock := &n4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected", Msg: "deadlock"}
+	if !isUnreachable(fmt.Errorf("begin: %w", conn)) || isUnreachable(deadlock) {
+		t.Error("a lost connection must count as unreachable, a deadlock as contention")
+	}
+	pause := func(attempt int) time.Duration {
+		start := time.Now()
+		if err := store.RetryPause(context.Background(), attempt); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	if first, later := pause(0), pause(8); first > 500*time.Millisecond || later < time.Second || later > 3*time.Second {
+		t.Errorf("retry pauses %v then %v; want about 25-50 ms growing to 1-2 s", first, later)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	txCtx, detach, release := commitContext(ctx)
 	cancel()
-	select {
-	case <-txCtx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("transaction context outlived a cancellation before detach")
+	if err := store.RetryPause(ctx, 8); !errors.Is(err, context.Canceled) {
+		t.Errorf("RetryPause with a cancelled context = %v", err)
 	}
-	if err := detach(); !errors.Is(err, context.Canceled) {
-		t.Errorf("detach after cancellation = %v, want context.Canceled", err)
-	}
-	release()
-
-	// Cancelled after detaching: the commit must not be interrupted.
-	ctx, cancel = context.WithCancel(context.Background())
-	txCtx, detach, release = commitContext(ctx)
-	defer release()
-	if err := detach(); err != nil {
-		t.Fatalf("detach of a live context: %v", err)
-	}
-	cancel()
-	time.Sleep(50 * time.Millisecond)
-	if err := txCtx.Err(); err != nil {
-		t.Errorf("transaction context cancelled after detach: %v", err)
+	if got := vecDigest([]float32{1, 2}); got == vecDigest([]float32{1, 2.0000002}) || got != vecDigest([]float32{1, 2}) || vecDigest(nil) != "" {
+		t.Error("vecDigest must tell vectors apart and be stable")
 	}
 }

@@ -2,9 +2,13 @@ package neo4j
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -34,19 +38,45 @@ func (s *Store) WriteDocuments(ctx context.Context, ws ...*store.DocumentWrite) 
 	return s.writeDocuments(ctx, fmt.Sprintf("write %d documents", len(ws)), ws)
 }
 
+// writeDocuments writes ws in one transaction. The order of its steps is
+// what makes concurrent writers safe: it first reads what the stored
+// versions touch (no locks), then creates and locks every entity the
+// transaction will touch, in id order, and only then changes anything. Two
+// writers (two processes) touching the same entities queue at that first
+// lock instead of deadlocking half-way; a deadlock that still happens (an
+// entity reached only through a relation found later) is retried.
 func (s *Store) writeDocuments(ctx context.Context, op string, ws []*store.DocumentWrite) error {
 	if err := s.validate(ws); err != nil {
 		return s.fail(op, err)
 	}
-	var docs []string
+	var docs, written, chunks []string
 	for _, w := range ws {
 		docs = append(docs, w.Document.ID)
 		docs = append(docs, w.Replaces...)
+		written = append(written, w.Document.ID)
+		for _, c := range w.Chunks {
+			chunks = append(chunks, c.ID)
+		}
 	}
 	docs = unique(docs)
-	return s.write(ctx, op, func(tx n4j.ManagedTransaction) error {
+	sort.Strings(docs)
+	return s.write(ctx, op, func(tx runner) error {
 		ch := newChange()
-		if _, err := s.remove(ctx, tx, docs, ch); err != nil {
+		if err := s.oldState(ctx, tx, docs, chunks, ch); err != nil {
+			return err
+		}
+		for _, w := range ws {
+			for _, m := range w.Entities {
+				ch.lock[m.EntityID] = true
+			}
+			for _, m := range w.Relations {
+				ch.lock[m.SourceID], ch.lock[m.TargetID] = true, true
+			}
+		}
+		if err := s.lockEntities(ctx, tx, ch); err != nil {
+			return err
+		}
+		if _, err := s.remove(ctx, tx, docs, written, chunks); err != nil {
 			return err
 		}
 		if err := s.insert(ctx, tx, ws, ch); err != nil {
@@ -59,9 +89,16 @@ func (s *Store) writeDocuments(ctx context.Context, op string, ws []*store.Docum
 // DeleteDocument removes a document with its chunks and mentions, then
 // re-merges what it touched: entities and relations only it mentioned go.
 func (s *Store) DeleteDocument(ctx context.Context, id string) error {
-	return s.write(ctx, "delete document "+id, func(tx n4j.ManagedTransaction) error {
+	return s.write(ctx, "delete document "+id, func(tx runner) error {
 		ch := newChange()
-		found, err := s.remove(ctx, tx, []string{id}, ch)
+		docs := []string{id}
+		if err := s.oldState(ctx, tx, docs, nil, ch); err != nil {
+			return err
+		}
+		if err := s.lockEntities(ctx, tx, ch); err != nil {
+			return err
+		}
+		found, err := s.remove(ctx, tx, docs, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -93,7 +130,7 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 		"error":      reason,
 		"updated_at": time.Now().UTC(),
 	}
-	return s.write(ctx, op, func(tx n4j.ManagedTransaction) error {
+	return s.write(ctx, op, func(tx runner) error {
 		return exec(ctx, tx, stmtSetStatus, params)
 	})
 }
@@ -101,7 +138,7 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 // RenameDocument changes a document's path.
 func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 	params := map[string]any{"id": id, "path": path, "updated_at": time.Now().UTC()}
-	return s.write(ctx, fmt.Sprintf("rename document %s to %s", id, path), func(tx n4j.ManagedTransaction) error {
+	return s.write(ctx, fmt.Sprintf("rename document %s to %s", id, path), func(tx runner) error {
 		recs, err := collect(ctx, tx, stmtRenameDocument, params)
 		if err != nil {
 			return err
@@ -116,7 +153,7 @@ func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 // SetFileKey records the file key of a document.
 func (s *Store) SetFileKey(ctx context.Context, id, key string) error {
 	params := map[string]any{"id": id, "key": key}
-	return s.write(ctx, "set file key of "+id, func(tx n4j.ManagedTransaction) error {
+	return s.write(ctx, "set file key of "+id, func(tx runner) error {
 		recs, err := collect(ctx, tx, stmtSetFileKey, params)
 		if err != nil {
 			return err
@@ -203,42 +240,94 @@ func (s *Store) validate(ws []*store.DocumentWrite) error {
 }
 
 // change is what one write transaction touched: the entities and relations
-// whose merged form must be recomputed from the mentions that remain.
+// whose merged form must be recomputed from the mentions that remain, and
+// the entities it locks first.
 type change struct {
 	entities  map[string]bool
-	relations map[string]bool
+	relations map[string]endpoints
+	lock      map[string]bool
 }
+
+// endpoints are a relation's source and target entity ids.
+type endpoints struct{ source, target string }
 
 func newChange() *change {
-	return &change{entities: map[string]bool{}, relations: map[string]bool{}}
+	return &change{entities: map[string]bool{}, relations: map[string]endpoints{}, lock: map[string]bool{}}
 }
 
-// remove deletes documents with their chunks (and so their MENTIONED_IN,
-// PART_OF and NEXT edges) and relation mentions, noting what they touched.
-// It reports whether any document existed.
-func (s *Store) remove(ctx context.Context, tx n4j.ManagedTransaction, docs []string, ch *change) (bool, error) {
-	p := map[string]any{"docs": docs}
-	if err := collectIDs(ctx, tx, stmtTouchedEntities, p, ch.entities); err != nil {
-		return false, fmt.Errorf("entities of %v: %w", docs, err)
+func (ch *change) touchRelation(id, source, target string) {
+	ch.relations[id] = endpoints{source, target}
+	ch.lock[source], ch.lock[target] = true, true
+}
+
+// oldState records what the stored versions of docs touch and refuses
+// chunk ids that another document owns.
+func (s *Store) oldState(ctx context.Context, tx runner, docs, chunks []string, ch *change) error {
+	recs, err := collect(ctx, tx, stmtOldState, map[string]any{"docs": docs, "chunks": nonNil(chunks)})
+	if err != nil {
+		return fmt.Errorf("read stored versions: %w", err)
 	}
-	if err := collectIDs(ctx, tx, stmtTouchedRelations, p, ch.relations); err != nil {
-		return false, fmt.Errorf("relations of %v: %w", docs, err)
-	}
-	for _, stmt := range []statement{stmtDeleteRelationMentions, stmtDeleteChunks} {
-		if err := exec(ctx, tx, stmt, p); err != nil {
-			return false, fmt.Errorf("remove %v: %w", docs, err)
+	for _, rec := range recs {
+		id := recordString(rec, "id")
+		switch recordInt(rec, "kind") {
+		case oldEntity:
+			ch.entities[id], ch.lock[id] = true, true
+		case oldRelation:
+			ch.touchRelation(id, recordString(rec, "source_id"), recordString(rec, "target_id"))
+		case foreignChunk:
+			return fmt.Errorf("chunk %s belongs to document %s", id, recordString(rec, "source_id"))
 		}
 	}
-	recs, err := collect(ctx, tx, stmtDeleteDocuments, p)
+	return nil
+}
+
+// Row kinds of stmtOldState.
+const (
+	oldEntity    = 1
+	oldRelation  = 2
+	foreignChunk = 3
+)
+
+// lockEntities creates and write-locks every entity in ch.lock, in id order.
+func (s *Store) lockEntities(ctx context.Context, tx runner, ch *change) error {
+	delete(ch.lock, "")
+	if err := s.execBatched(ctx, tx, stmtLockEntities, sortedKeys(ch.lock)); err != nil {
+		return fmt.Errorf("lock entities: %w", err)
+	}
+	// A locked entity may be a new placeholder; reconcile keeps it only if
+	// something mentions it.
+	for id := range ch.lock {
+		ch.entities[id] = true
+	}
+	return nil
+}
+
+// remove deletes the stored versions of docs: their mentions, the chunks
+// the new versions do not keep, and the documents not written again (a
+// rewritten document and the chunks it keeps are updated in place by insert).
+// It reports whether any of docs existed.
+func (s *Store) remove(ctx context.Context, tx runner, docs, written, keep []string) (bool, error) {
+	rewritten := map[string]bool{}
+	for _, id := range written {
+		rewritten[id] = true
+	}
+	gone := make([]string, 0, len(docs))
+	for _, id := range docs {
+		if !rewritten[id] {
+			gone = append(gone, id)
+		}
+	}
+	recs, err := collect(ctx, tx, stmtRemoveDocuments, map[string]any{"docs": docs, "gone": gone, "keep": nonNil(keep)})
 	if err != nil {
 		return false, fmt.Errorf("remove %v: %w", docs, err)
 	}
-	return len(recs) > 0 && recordInt(recs[0], "n") > 0, nil
+	return len(recs) > 0 && recordInt(recs[0], "found") > 0, nil
 }
 
 // insert writes the documents, their chunks and their mentions, each kind
-// in UNWIND batches shared by all documents.
-func (s *Store) insert(ctx context.Context, tx n4j.ManagedTransaction, ws []*store.DocumentWrite, ch *change) error {
+// in UNWIND batches shared by all documents, sorted by the node each row
+// locks.
+func (s *Store) insert(ctx context.Context, tx runner, ws []*store.DocumentWrite, ch *change) error {
 	now := time.Now().UTC()
 	var docRows, chunkRows, entRows, relRows []map[string]any
 	for _, w := range ws {
@@ -276,20 +365,23 @@ func (s *Store) insert(ctx context.Context, tx n4j.ManagedTransaction, ws []*sto
 				"source_id": m.SourceID, "target_id": m.TargetID, "type": m.Type,
 				"keywords": m.Keywords, "description": m.Description, "weight": m.Weight,
 			})
-			ch.relations[m.RelationID] = true
+			ch.touchRelation(m.RelationID, m.SourceID, m.TargetID)
 		}
 	}
+	sortRows(docRows, "id")
+	sortRows(entRows, "entity_id")
+	sortRows(relRows, "relation_id")
 	for _, step := range []struct {
 		what string
 		stmt statement
 		rows []map[string]any
 	}{
-		{"create documents", stmtCreateDocuments, docRows},
+		{"write documents", stmtWriteDocuments, docRows},
 		{"write chunks", stmtWriteChunks, chunkRows},
 		{"write entity mentions", stmtWriteEntityMentions, entRows},
 		{"write relation mentions", stmtWriteRelationMentions, relRows},
 	} {
-		if err := s.unwind(ctx, tx, step.stmt, step.rows, nil); err != nil {
+		if err := s.unwind(ctx, tx, step.stmt, step.rows); err != nil {
 			return fmt.Errorf("%s: %w", step.what, err)
 		}
 	}
@@ -297,36 +389,39 @@ func (s *Store) insert(ctx context.Context, tx n4j.ManagedTransaction, ws []*sto
 }
 
 // reconcile recomputes every touched entity and relation from all of its
-// remaining mentions, with one MergeEntities and one MergeRelations call.
-// A relation exists while it has mentions whose two endpoint entities exist,
-// so relations of entities that appeared or vanished are touched too.
+// remaining mentions, with one MergeEntities and one MergeRelations call,
+// and writes only what changed: a property set to its old value would
+// still cost a vector index update. A relation exists while it has
+// mentions and both endpoint entities exist, so relations of entities that
+// appeared or vanished are touched too.
 //
-// Concurrent writers cannot lose each other's mentions: deleting or creating
-// a MENTIONED_IN edge write-locks the entity node until commit, so two
-// transactions touching one entity run one after the other, and the second
-// reads the first's committed mentions. (Relations follow: graphbuild names
-// both endpoints of a relation in the chunk that mentions it.)
-func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *change) error {
+// Concurrent writers cannot lose each other's mentions: every entity a
+// transaction touches was write-locked by lockEntities before anything was
+// read here, so two transactions touching one entity run one after the
+// other, and the second reads the first's committed mentions. (Relations
+// follow: their endpoints are locked too.)
+func (s *Store) reconcile(ctx context.Context, tx runner, ch *change) error {
 	touched := sortedKeys(ch.entities)
-	existed := map[string]bool{}
-	if err := s.collectBatched(ctx, tx, stmtLiveEntities, touched, func(rec *n4j.Record) {
-		existed[recordString(rec, "id")] = true
-	}); err != nil {
-		return fmt.Errorf("load touched entities: %w", err)
-	}
+	stored := map[string]storedEntity{}
 	var ementions []store.EntityMention
 	var eseq []int64
-	if err := s.collectBatched(ctx, tx, stmtEntityMentions, touched, func(rec *n4j.Record) {
-		ementions = append(ementions, store.EntityMention{
-			EntityID:    recordString(rec, "entity_id"),
-			ChunkID:     recordString(rec, "chunk_id"),
-			Name:        recordString(rec, "name"),
-			Type:        recordString(rec, "type"),
-			Description: recordString(rec, "description"),
-		})
-		eseq = append(eseq, recordInt(rec, "seq"))
+	if err := s.collectBatched(ctx, tx, stmtEntityState, touched, func(rec *n4j.Record) {
+		id := recordString(rec, "id")
+		stored[id] = storedEntity{
+			name: recordString(rec, "name"), typ: recordString(rec, "type"), description: recordString(rec, "description"),
+			mentions: recordInt(rec, "mentions"), digest: recordString(rec, "vec_digest"),
+		}
+		for _, f := range recordList(rec, "fragments") {
+			if len(f) < 5 || f[0] == nil {
+				continue
+			}
+			ementions = append(ementions, store.EntityMention{
+				EntityID: id, ChunkID: asString(f[0]), Name: asString(f[2]), Type: asString(f[3]), Description: asString(f[4]),
+			})
+			eseq = append(eseq, asInt(f[1]))
+		}
 	}); err != nil {
-		return fmt.Errorf("load entity mentions: %w", err)
+		return fmt.Errorf("load touched entities: %w", err)
 	}
 	egroups := groupEntityMentions(ementions, eseq)
 	var merged []store.Entity
@@ -342,7 +437,7 @@ func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *ch
 	counts := chunkCounts(egroups)
 	kept := map[string]bool{}
 	flipped := map[string]bool{}
-	rows := make([]map[string]any, 0, len(merged))
+	var rows []map[string]any
 	for _, e := range merged {
 		if !ch.entities[e.ID] {
 			return fmt.Errorf("merger returned entity %s, which no mention names", e.ID)
@@ -350,16 +445,32 @@ func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *ch
 		if err := s.checkVector("entity", e.ID, e.Embedding); err != nil {
 			return err
 		}
-		rows = append(rows, map[string]any{
-			"id": e.ID, "name": e.Name, "type": e.Type, "description": e.Description,
-			"embedding": param(e.Embedding), "mentions": int64(counts[e.ID]),
-		})
 		kept[e.ID] = true
-		if !existed[e.ID] {
+		old := stored[e.ID]
+		if old.mentions <= 0 {
 			flipped[e.ID] = true
 		}
+		props := map[string]any{}
+		if old.name != e.Name || old.mentions <= 0 {
+			props["name"] = e.Name
+		}
+		if old.typ != e.Type || old.mentions <= 0 {
+			props["type"] = e.Type
+		}
+		if old.description != e.Description || old.mentions <= 0 {
+			props["description"] = e.Description
+		}
+		if old.mentions != int64(counts[e.ID]) {
+			props["mentions"] = int64(counts[e.ID])
+		}
+		if d := vecDigest(e.Embedding); d != old.digest || old.mentions <= 0 {
+			props["embedding"], props["vec_digest"] = param(e.Embedding), d
+		}
+		if len(props) > 0 {
+			rows = append(rows, map[string]any{"id": e.ID, "props": props})
+		}
 	}
-	if err := s.unwind(ctx, tx, stmtUpdateEntities, rows, nil); err != nil {
+	if err := s.unwind(ctx, tx, stmtUpdateEntities, rows); err != nil {
 		return fmt.Errorf("update entities: %w", err)
 	}
 	var dropped []string
@@ -368,7 +479,7 @@ func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *ch
 			continue
 		}
 		dropped = append(dropped, id)
-		if existed[id] {
+		if stored[id].mentions > 0 {
 			flipped[id] = true
 		}
 	}
@@ -377,34 +488,79 @@ func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *ch
 			return fmt.Errorf("drop entities: %w", err)
 		}
 	}
-
 	if err := s.collectBatched(ctx, tx, stmtRelationsOfEntities, sortedKeys(flipped), func(rec *n4j.Record) {
-		ch.relations[recordString(rec, "id")] = true
+		ch.relations[recordString(rec, "id")] = endpoints{recordString(rec, "source_id"), recordString(rec, "target_id")}
 	}); err != nil {
 		return fmt.Errorf("relations of changed entities: %w", err)
 	}
-	rtouched := sortedKeys(ch.relations)
+	return s.reconcileRelations(ctx, tx, ch)
+}
+
+// storedEntity and storedRelation are the merged properties a store
+// holds, to compare a new merge with.
+type storedEntity struct {
+	name, typ, description, digest string
+	mentions                       int64
+}
+
+type storedRelation struct {
+	typ, keywords, description, digest string
+	weight                             float64
+}
+
+// reconcileRelations re-merges the touched relations: created where they
+// became live, updated where their merge changed, deleted where they lost
+// their last mention or an endpoint.
+func (s *Store) reconcileRelations(ctx context.Context, tx runner, ch *change) error {
+	ids := make([]string, 0, len(ch.relations))
+	for id := range ch.relations {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return lessEndpoints(ch.relations[ids[i]], ch.relations[ids[j]], ids[i], ids[j]) })
+	keyRows := make([]map[string]any, len(ids))
+	for i, id := range ids {
+		e := ch.relations[id]
+		keyRows[i] = map[string]any{"id": id, "source_id": e.source, "target_id": e.target}
+	}
+	stored := map[string]storedRelation{}
 	var rmentions []store.RelationMention
 	var rseq []int64
-	if err := s.collectBatched(ctx, tx, stmtRelationMentions, rtouched, func(rec *n4j.Record) {
-		rmentions = append(rmentions, store.RelationMention{
-			RelationID:  recordString(rec, "relation_id"),
-			ChunkID:     recordString(rec, "chunk_id"),
-			SourceID:    recordString(rec, "source_id"),
-			TargetID:    recordString(rec, "target_id"),
-			Type:        recordString(rec, "type"),
-			Keywords:    recordString(rec, "keywords"),
-			Description: recordString(rec, "description"),
-			Weight:      recordFloat(rec, "weight"),
-		})
-		rseq = append(rseq, recordInt(rec, "seq"))
-	}); err != nil {
-		return fmt.Errorf("load relation mentions: %w", err)
+	err := batches(keyRows, s.batch, func(b []map[string]any) error {
+		recs, err := collect(ctx, tx, stmtRelationState, map[string]any{"rows": b})
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			id := recordString(rec, "id")
+			if v, _ := rec.Get("stored"); v == true {
+				stored[id] = storedRelation{
+					typ: recordString(rec, "type"), keywords: recordString(rec, "keywords"), description: recordString(rec, "description"),
+					weight: recordFloat(rec, "weight"), digest: recordString(rec, "vec_digest"),
+				}
+			}
+			if v, _ := rec.Get("live"); v != true {
+				continue
+			}
+			e := ch.relations[id]
+			for _, f := range recordList(rec, "fragments") {
+				if len(f) < 6 || f[0] == nil {
+					continue
+				}
+				rmentions = append(rmentions, store.RelationMention{
+					RelationID: id, SourceID: e.source, TargetID: e.target, ChunkID: asString(f[0]),
+					Type: asString(f[2]), Keywords: asString(f[3]), Description: asString(f[4]), Weight: asFloat(f[5]),
+				})
+				rseq = append(rseq, asInt(f[1]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load touched relations: %w", err)
 	}
 	rgroups := groupRelationMentions(rmentions, rseq)
 	var rmerged []store.Relation
 	if len(rgroups) > 0 {
-		var err error
 		if rmerged, err = s.merger.MergeRelations(ctx, rgroups); err != nil {
 			return fmt.Errorf("merge %d relations: %w", len(rgroups), err)
 		}
@@ -412,25 +568,59 @@ func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *ch
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.execBatched(ctx, tx, stmtDropRelations, rtouched); err != nil {
-		return fmt.Errorf("drop relations: %w", err)
-	}
-	rows = make([]map[string]any, 0, len(rmerged))
+	var creates, updates, deletes []map[string]any
+	kept := map[string]bool{}
 	for _, r := range rmerged {
-		if !ch.relations[r.ID] {
+		e, ok := ch.relations[r.ID]
+		if !ok {
 			return fmt.Errorf("merger returned relation %s, which no mention names", r.ID)
+		}
+		if r.SourceID != e.source || r.TargetID != e.target {
+			return fmt.Errorf("merger moved relation %s from %s -> %s to %s -> %s", r.ID, e.source, e.target, r.SourceID, r.TargetID)
 		}
 		if err := s.checkVector("relation", r.ID, r.Embedding); err != nil {
 			return err
 		}
-		rows = append(rows, map[string]any{
-			"id": r.ID, "source_id": r.SourceID, "target_id": r.TargetID, "type": r.Type,
-			"keywords": r.Keywords, "description": r.Description, "weight": r.Weight,
-			"embedding": param(r.Embedding),
-		})
+		kept[r.ID] = true
+		old, had := stored[r.ID]
+		props := map[string]any{}
+		if !had || old.typ != r.Type {
+			props["type"] = r.Type
+		}
+		if !had || old.keywords != r.Keywords {
+			props["keywords"] = r.Keywords
+		}
+		if !had || old.description != r.Description {
+			props["description"] = r.Description
+		}
+		if !had || old.weight != r.Weight {
+			props["weight"] = r.Weight
+		}
+		if d := vecDigest(r.Embedding); !had || d != old.digest {
+			props["embedding"], props["vec_digest"] = param(r.Embedding), d
+		}
+		row := map[string]any{"id": r.ID, "source_id": e.source, "target_id": e.target, "props": props}
+		switch {
+		case !had:
+			creates = append(creates, row)
+		case len(props) > 0:
+			updates = append(updates, row)
+		}
+	}
+	for _, id := range ids {
+		if _, had := stored[id]; had && !kept[id] {
+			e := ch.relations[id]
+			deletes = append(deletes, map[string]any{"id": id, "source_id": e.source, "target_id": e.target})
+		}
+	}
+	if err := s.unwind(ctx, tx, stmtDeleteRelations, deletes); err != nil {
+		return fmt.Errorf("delete relations: %w", err)
+	}
+	if err := s.unwind(ctx, tx, stmtUpdateRelations, updates); err != nil {
+		return fmt.Errorf("update relations: %w", err)
 	}
 	created := 0
-	err := batches(rows, s.batch, func(b []map[string]any) error {
+	err = batches(creates, s.batch, func(b []map[string]any) error {
 		recs, err := collect(ctx, tx, stmtCreateRelations, map[string]any{"rows": b})
 		if err == nil && len(recs) > 0 {
 			created += int(recordInt(recs[0], "n"))
@@ -440,10 +630,37 @@ func (s *Store) reconcile(ctx context.Context, tx n4j.ManagedTransaction, ch *ch
 	if err != nil {
 		return fmt.Errorf("create relations: %w", err)
 	}
-	if created != len(rows) {
-		return fmt.Errorf("create relations: %d of %d merged relations have no endpoint entities (the Merger changed an endpoint?)", len(rows)-created, len(rows))
+	if created != len(creates) {
+		return fmt.Errorf("create relations: %d of %d merged relations have no endpoint entities", len(creates)-created, len(creates))
 	}
 	return nil
+}
+
+// lessEndpoints orders relations by source, target and id: the order their
+// batches lock endpoint nodes in.
+func lessEndpoints(a, b endpoints, ida, idb string) bool {
+	if a.source != b.source {
+		return a.source < b.source
+	}
+	if a.target != b.target {
+		return a.target < b.target
+	}
+	return ida < idb
+}
+
+// vecDigest identifies a vector's exact value, so an unchanged merged
+// embedding is not written again (each write is a vector index update).
+func vecDigest(v []float32) string {
+	if len(v) == 0 {
+		return ""
+	}
+	h := fnv.New64a()
+	var b [4]byte
+	for _, f := range v {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(f))
+		h.Write(b[:])
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // groupEntityMentions groups mentions by entity, ordered by entity, chunk
@@ -518,19 +735,14 @@ func chunkCounts(groups [][]store.EntityMention) map[string]int {
 }
 
 // unwind runs an UNWIND $rows statement over rows in batches.
-func (s *Store) unwind(ctx context.Context, tx n4j.ManagedTransaction, stmt statement, rows []map[string]any, extra map[string]any) error {
+func (s *Store) unwind(ctx context.Context, tx runner, stmt statement, rows []map[string]any) error {
 	return batches(rows, s.batch, func(b []map[string]any) error {
-		p := make(map[string]any, len(extra)+1)
-		for k, v := range extra {
-			p[k] = v
-		}
-		p["rows"] = b
-		return exec(ctx, tx, stmt, p)
+		return exec(ctx, tx, stmt, map[string]any{"rows": b})
 	})
 }
 
 // execBatched runs an UNWIND $ids statement over ids in batches.
-func (s *Store) execBatched(ctx context.Context, tx n4j.ManagedTransaction, stmt statement, ids []string) error {
+func (s *Store) execBatched(ctx context.Context, tx runner, stmt statement, ids []string) error {
 	return batches(ids, s.batch, func(b []string) error {
 		return exec(ctx, tx, stmt, map[string]any{"ids": b})
 	})
@@ -551,18 +763,6 @@ func (s *Store) collectBatched(ctx context.Context, r runner, stmt statement, id
 	})
 }
 
-// collectIDs adds the "id" column of a statement's records to set.
-func collectIDs(ctx context.Context, r runner, stmt statement, params map[string]any, set map[string]bool) error {
-	recs, err := collect(ctx, r, stmt, params)
-	if err != nil {
-		return err
-	}
-	for _, rec := range recs {
-		set[recordString(rec, "id")] = true
-	}
-	return nil
-}
-
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -570,6 +770,19 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sortRows orders rows by a string key, the lock order of their batch.
+func sortRows(rows []map[string]any, key string) {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i][key].(string) < rows[j][key].(string) })
+}
+
+// nonNil makes a nil list an empty one: a Cypher list parameter must not be null.
+func nonNil(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
 }
 
 func unique(ids []string) []string {

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"docgraph/store"
 
@@ -184,7 +185,10 @@ type Store struct {
 
 	writeMu sync.Mutex
 	wdb     *sql.DB // exactly one connection: SQLite has one writer anyway
-	rdb     *sql.DB // read-only pool; WAL gives each read a consistent snapshot
+
+	retryBudget      time.Duration
+	commits, retries atomic.Int64
+	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
 	chunkVecs    *vecIndex
 	entityVecs   *vecIndex
@@ -196,7 +200,11 @@ type Store struct {
 	mentionFileHits atomic.Int64
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.BatchWriter  = (*Store)(nil)
+	_ store.WriteCounter = (*Store)(nil)
+)
 
 // sqliteReadOnly is SQLITE_READONLY, the primary result code of a write
 // to a file that cannot be written.
@@ -223,7 +231,10 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 			return nil, fmt.Errorf("sqlite store %s: its folder cannot be written (no permission, or a read-only mount), and a writer needs its journal there; reading it needs no write access: query, ingest status", path)
 		}
 	}
-	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
+	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, retryBudget: opts.RetryBudget}
+	if s.retryBudget <= 0 {
+		s.retryBudget = store.DefaultRetryBudget
+	}
 	var err error
 	s.wdb, err = sql.Open("sqlite", dsn(path, true))
 	if err != nil {

@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"docgraph/store"
 	"docgraph/store/storetest"
@@ -243,5 +245,44 @@ func TestOpenAddsColumnsToOlderStores(t *testing.T) {
 	}
 	if d.Error != "unreadable" || d.FileKey != "" || len(d.Warnings) != 0 {
 		t.Errorf("upgraded row = %+v", d)
+	}
+}
+
+// TestBusyIsRetried holds the database's write lock from another
+// connection (as another process would) past the busy timeout, then
+// releases it: the store's write waits, retries and succeeds, and counts
+// the retries.
+func TestBusyIsRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out SQLite's busy timeout")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	st, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	other, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil) // immediate: takes the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(12 * time.Second) // past busy_timeout(10000)
+		tx.Rollback()
+		close(released)
+	}()
+	if err := st.SetStatus(ctx, store.Document{ID: "d1", Path: "a.md"}, store.StatusPending, ""); err != nil {
+		t.Fatalf("write behind a lock held past the busy timeout: %v", err)
+	}
+	<-released
+	if got := st.WriteStats(); got.Retries == 0 || got.Commits != 1 {
+		t.Errorf("write stats %+v; want a retry and one commit", got)
 	}
 }

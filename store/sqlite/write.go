@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -37,22 +38,44 @@ func (s *Store) WriteDocument(ctx context.Context, w *store.DocumentWrite) error
 	if w == nil {
 		return errors.New("sqlite store: write: nil document write")
 	}
-	if err := s.validate(w); err != nil {
-		return fmt.Errorf("sqlite store %s: write document %s (%s): %w", s.path, w.Document.ID, w.Document.Path, err)
+	return s.writeDocuments(ctx, fmt.Sprintf("write document %s (%s)", w.Document.ID, w.Document.Path), []*store.DocumentWrite{w})
+}
+
+// WriteDocuments is WriteDocument for several documents in one transaction:
+// all of them are written or none. Their rows share the multi-row inserts
+// and the entities and relations they touch are re-merged once, which is
+// what makes ingesting many small documents fast. No two writes may name
+// the same document or chunk.
+func (s *Store) WriteDocuments(ctx context.Context, ws ...*store.DocumentWrite) error {
+	switch len(ws) {
+	case 0:
+		return nil
+	case 1:
+		return s.WriteDocument(ctx, ws[0])
+	}
+	return s.writeDocuments(ctx, fmt.Sprintf("write %d documents", len(ws)), ws)
+}
+
+func (s *Store) writeDocuments(ctx context.Context, op string, ws []*store.DocumentWrite) error {
+	if err := s.validateAll(ws); err != nil {
+		return fmt.Errorf("sqlite store %s: %s: %w", s.path, op, err)
+	}
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, w.Document.ID)
+		ids = append(ids, w.Replaces...)
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx, ch *change) error {
-		for _, id := range unique(append([]string{w.Document.ID}, w.Replaces...)) {
-			if _, err := s.removeDocument(ctx, tx, id, ch); err != nil {
-				return err
-			}
+		if _, err := s.removeDocuments(ctx, tx, unique(ids), ch); err != nil {
+			return err
 		}
-		if err := s.insertDocument(ctx, tx, w, ch); err != nil {
+		if err := s.insertDocuments(ctx, tx, ws, ch); err != nil {
 			return err
 		}
 		return s.reconcile(ctx, tx, ch)
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite store %s: write document %s (%s): %w", s.path, w.Document.ID, w.Document.Path, err)
+		return fmt.Errorf("sqlite store %s: %s: %w", s.path, op, err)
 	}
 	return nil
 }
@@ -61,7 +84,7 @@ func (s *Store) WriteDocument(ctx context.Context, w *store.DocumentWrite) error
 // re-merges what it touched: entities and relations only it mentioned go.
 func (s *Store) DeleteDocument(ctx context.Context, id string) error {
 	err := s.inTx(ctx, func(tx *sql.Tx, ch *change) error {
-		found, err := s.removeDocument(ctx, tx, id, ch)
+		found, err := s.removeDocuments(ctx, tx, []string{id}, ch)
 		if err != nil {
 			return err
 		}
@@ -87,14 +110,15 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 	if doc.ID == "" {
 		return fmt.Errorf("sqlite store %s: set status of %s: empty document id", s.path, doc.Path)
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	_, err := s.wdb.ExecContext(ctx, `
+	err := s.retrying(ctx, func() error {
+		_, err := s.wdb.ExecContext(ctx, `
 		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?)
 		ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = excluded.error, updated_at = excluded.updated_at`,
-		doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint, string(status), reason,
-		doc.Size, unixNano(doc.ModTime), time.Now().UnixNano(), encodeWarnings(doc.Warnings))
+			doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint, string(status), reason,
+			doc.Size, unixNano(doc.ModTime), time.Now().UnixNano(), encodeWarnings(doc.Warnings))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: set status of %s to %s: %w", s.path, doc.ID, status, err)
 	}
@@ -110,10 +134,8 @@ func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return store.ErrNotFound
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, store.ErrNotFound)
 		}
 		return nil
 	})
@@ -126,17 +148,48 @@ func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 // SetFileKey records the file key of a document; it moves no generation,
 // as nothing search sees changes.
 func (s *Store) SetFileKey(ctx context.Context, id, key string) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	res, err := s.wdb.ExecContext(ctx, `UPDATE documents SET file_key = ? WHERE id = ?`, key, id)
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = store.ErrNotFound
+	err := s.retrying(ctx, func() error {
+		res, err := s.wdb.ExecContext(ctx, `UPDATE documents SET file_key = ? WHERE id = ?`, key, id)
+		if err != nil {
+			return err
 		}
-	}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, store.ErrNotFound)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: set file key of %s: %w", s.path, id, err)
+	}
+	return nil
+}
+
+// validateAll validates every write and refuses a document or chunk named
+// by two of them.
+func (s *Store) validateAll(ws []*store.DocumentWrite) error {
+	docs, chunks := map[string]bool{}, map[string]bool{}
+	for _, w := range ws {
+		if w == nil {
+			return errors.New("nil document write")
+		}
+		if err := s.validate(w); err != nil {
+			if len(ws) > 1 {
+				return fmt.Errorf("document %s (%s): %w", w.Document.ID, w.Document.Path, err)
+			}
+			return err
+		}
+		for _, id := range unique(append([]string{w.Document.ID}, w.Replaces...)) {
+			if docs[id] {
+				return fmt.Errorf("document %s is written or replaced twice in one transaction", id)
+			}
+			docs[id] = true
+		}
+		for _, c := range w.Chunks {
+			if chunks[c.ID] {
+				return fmt.Errorf("chunk id %s appears in two documents", c.ID)
+			}
+			chunks[c.ID] = true
+		}
 	}
 	return nil
 }
@@ -179,10 +232,35 @@ func (s *Store) validate(w *store.DocumentWrite) error {
 }
 
 // inTx runs fn in the single write transaction, bumps the write generation,
-// commits, and only then lets the vector caches see the change.
+// commits, and only then lets the vector caches see the change. A database
+// another process keeps busy past the busy timeout is tried again, with
+// backoff, within the retry budget.
 func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx, *change) error) error {
+	return s.retrying(ctx, func() error { return s.tryTx(ctx, fn) })
+}
+
+// retrying runs one write under the write lock, again while it fails busy.
+func (s *Store) retrying(ctx context.Context, write func() error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	deadline := time.Now().Add(s.retryBudget)
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if err == nil {
+			s.commits.Add(1)
+			return nil
+		}
+		if !busy(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		s.retries.Add(1)
+		if err := store.RetryPause(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(*sql.Tx, *change) error) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -208,84 +286,114 @@ func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx, *change) error) error
 	return nil
 }
 
-// removeDocument deletes a document's rows and records what they touched.
-func (s *Store) removeDocument(ctx context.Context, tx *sql.Tx, id string, ch *change) (bool, error) {
-	if err := collect(ctx, tx, ch.entities, `SELECT DISTINCT entity_id FROM entity_mentions WHERE doc_id = ?`, id); err != nil {
-		return false, fmt.Errorf("entities of %s: %w", id, err)
+// busy reports SQLITE_BUSY (another connection holds the write lock past
+// the busy timeout), the one transient failure of a local database.
+func busy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
+}
+
+const sqliteBusy = 5
+
+// WriteStats reports the write transactions committed and retried since
+// the store was opened.
+func (s *Store) WriteStats() store.WriteStats {
+	return store.WriteStats{Commits: s.commits.Load(), Retries: s.retries.Load()}
+}
+
+// removeDocuments deletes documents' rows and records what they touched.
+// It reports whether any of them existed.
+func (s *Store) removeDocuments(ctx context.Context, tx *sql.Tx, ids []string, ch *change) (bool, error) {
+	list := jsonList(ids)
+	if err := collect(ctx, tx, ch.entities, `SELECT DISTINCT m.entity_id FROM json_each(?) j CROSS JOIN entity_mentions m ON m.doc_id = j.value`, list); err != nil {
+		return false, fmt.Errorf("entities of %v: %w", ids, err)
 	}
-	if err := collect(ctx, tx, ch.relations, `SELECT DISTINCT relation_id FROM relation_mentions WHERE doc_id = ?`, id); err != nil {
-		return false, fmt.Errorf("relations of %s: %w", id, err)
+	if err := collect(ctx, tx, ch.relations, `SELECT DISTINCT m.relation_id FROM json_each(?) j CROSS JOIN relation_mentions m ON m.doc_id = j.value`, list); err != nil {
+		return false, fmt.Errorf("relations of %v: %w", ids, err)
 	}
 	gone := map[string]bool{}
-	if err := collect(ctx, tx, gone, `SELECT id FROM chunks WHERE doc_id = ?`, id); err != nil {
-		return false, fmt.Errorf("chunks of %s: %w", id, err)
+	if err := collect(ctx, tx, gone, `SELECT c.id FROM json_each(?) j CROSS JOIN chunks c ON c.doc_id = j.value`, list); err != nil {
+		return false, fmt.Errorf("chunks of %v: %w", ids, err)
 	}
 	for c := range gone {
 		ch.chunkVecs = append(ch.chunkVecs, vecUpdate{id: c})
 	}
 	for _, q := range []string{
-		`DELETE FROM entity_mentions WHERE doc_id = ?`,
-		`DELETE FROM relation_mentions WHERE doc_id = ?`,
-		`DELETE FROM chunks_fts WHERE rowid IN (SELECT seq FROM chunks WHERE doc_id = ?)`,
-		`DELETE FROM chunks WHERE doc_id = ?`,
+		`DELETE FROM entity_mentions WHERE doc_id IN (SELECT value FROM json_each(?))`,
+		`DELETE FROM relation_mentions WHERE doc_id IN (SELECT value FROM json_each(?))`,
+		`DELETE FROM chunks_fts WHERE rowid IN (SELECT c.seq FROM json_each(?) j CROSS JOIN chunks c ON c.doc_id = j.value)`,
+		`DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(?))`,
 	} {
-		if _, err := tx.ExecContext(ctx, q, id); err != nil {
-			return false, fmt.Errorf("remove %s: %w", id, err)
+		if _, err := tx.ExecContext(ctx, q, list); err != nil {
+			return false, fmt.Errorf("remove %v: %w", ids, err)
 		}
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = ?`, id)
+	res, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id IN (SELECT value FROM json_each(?))`, list)
 	if err != nil {
-		return false, fmt.Errorf("remove %s: %w", id, err)
+		return false, fmt.Errorf("remove %v: %w", ids, err)
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
 }
 
-// insertDocument writes the document row, its chunks (and their FTS
-// entries) and its mentions.
-func (s *Store) insertDocument(ctx context.Context, tx *sql.Tx, w *store.DocumentWrite, ch *change) error {
-	d := w.Document
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`,
-		d.ID, d.Path, d.Title, d.Hash, d.Format, d.Fingerprint, string(store.StatusDone),
-		d.Size, unixNano(d.ModTime), time.Now().UnixNano(), len(w.Chunks), d.FileKey, encodeWarnings(d.Warnings)); err != nil {
-		return fmt.Errorf("insert document: %w", err)
+// insertDocuments writes the document rows, their chunks (and their FTS
+// entries) and their mentions, each kind in multi-row inserts shared by all
+// documents.
+func (s *Store) insertDocuments(ctx context.Context, tx *sql.Tx, ws []*store.DocumentWrite, ch *change) error {
+	now := time.Now().UnixNano()
+	docs := newBatch(ctx, tx, `INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings)`, 14, "")
+	ids := make([]string, 0, len(ws))
+	for _, w := range ws {
+		d := w.Document
+		ids = append(ids, d.ID)
+		if err := docs.add(d.ID, d.Path, d.Title, d.Hash, d.Format, d.Fingerprint, string(store.StatusDone), "",
+			d.Size, unixNano(d.ModTime), now, len(w.Chunks), d.FileKey, encodeWarnings(d.Warnings)); err != nil {
+			return fmt.Errorf("insert documents: %w", err)
+		}
+	}
+	if err := docs.flush(); err != nil {
+		return fmt.Errorf("insert documents: %w", err)
 	}
 
 	chunks := newBatch(ctx, tx, `INSERT INTO chunks(id, doc_id, idx, text, tokens, start_off, end_off, embedding)`, 8, "")
-	for _, c := range w.Chunks {
-		if err := chunks.add(c.ID, d.ID, c.Index, c.Text, c.Tokens, c.Start, c.End, encodeVector(c.Embedding)); err != nil {
-			return fmt.Errorf("insert chunks: %w", err)
-		}
-		if c.Embedding != nil {
-			ch.chunkVecs = append(ch.chunkVecs, vecUpdate{id: c.ID, doc: d.ID, vec: c.Embedding})
+	for _, w := range ws {
+		for _, c := range w.Chunks {
+			if err := chunks.add(c.ID, w.Document.ID, c.Index, c.Text, c.Tokens, c.Start, c.End, encodeVector(c.Embedding)); err != nil {
+				return fmt.Errorf("insert chunks: %w", err)
+			}
+			if c.Embedding != nil {
+				ch.chunkVecs = append(ch.chunkVecs, vecUpdate{id: c.ID, doc: w.Document.ID, vec: c.Embedding})
+			}
 		}
 	}
 	if err := chunks.flush(); err != nil {
 		return fmt.Errorf("insert chunks: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT seq, docgraph_fts(text) FROM chunks WHERE doc_id = ?`, d.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT c.seq, docgraph_fts(c.text) FROM json_each(?) j CROSS JOIN chunks c ON c.doc_id = j.value`, jsonList(ids)); err != nil {
 		return fmt.Errorf("index chunk text: %w", err)
 	}
 
 	ents := newBatch(ctx, tx, `INSERT INTO entity_mentions(entity_id, chunk_id, doc_id, name, type, description)`, 6, "")
-	for _, m := range w.Entities {
-		if err := ents.add(m.EntityID, m.ChunkID, d.ID, m.Name, m.Type, m.Description); err != nil {
-			return fmt.Errorf("insert entity mentions: %w", err)
+	for _, w := range ws {
+		for _, m := range w.Entities {
+			if err := ents.add(m.EntityID, m.ChunkID, w.Document.ID, m.Name, m.Type, m.Description); err != nil {
+				return fmt.Errorf("insert entity mentions: %w", err)
+			}
+			ch.entities[m.EntityID] = true
 		}
-		ch.entities[m.EntityID] = true
 	}
 	if err := ents.flush(); err != nil {
 		return fmt.Errorf("insert entity mentions: %w", err)
 	}
 
 	rels := newBatch(ctx, tx, `INSERT INTO relation_mentions(relation_id, source_id, target_id, type, chunk_id, doc_id, keywords, description, weight)`, 9, "")
-	for _, m := range w.Relations {
-		if err := rels.add(m.RelationID, m.SourceID, m.TargetID, m.Type, m.ChunkID, d.ID, m.Keywords, m.Description, m.Weight); err != nil {
-			return fmt.Errorf("insert relation mentions: %w", err)
+	for _, w := range ws {
+		for _, m := range w.Relations {
+			if err := rels.add(m.RelationID, m.SourceID, m.TargetID, m.Type, m.ChunkID, w.Document.ID, m.Keywords, m.Description, m.Weight); err != nil {
+				return fmt.Errorf("insert relation mentions: %w", err)
+			}
+			ch.relations[m.RelationID] = true
 		}
-		ch.relations[m.RelationID] = true
 	}
 	if err := rels.flush(); err != nil {
 		return fmt.Errorf("insert relation mentions: %w", err)

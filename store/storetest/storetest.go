@@ -74,6 +74,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CancelledWrite", s.testCancelledWrite},
 		{"InvalidWrite", s.testInvalidWrite},
 		{"ConcurrentReaders", s.testConcurrentReaders},
+		{"BatchWrite", s.testBatchWrite},
+		{"Batcher", s.testBatcher},
+		{"BatcherCancelled", s.testBatcherCancelled},
 	} {
 		t.Run(c.name, c.fn)
 	}

@@ -1,0 +1,446 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BatchOptions bound the groups a Batcher writes in one transaction.
+type BatchOptions struct {
+	// MaxDocuments is the most documents one transaction carries.
+	MaxDocuments int
+	// MaxRows is the most rows (the document, its chunks, entity and
+	// relation mentions) one transaction carries; a bigger document is
+	// written alone.
+	MaxRows int
+	// MaxDelay is how long a document that finds the writer idle waits for
+	// company before it is written in a group that is not full.
+	MaxDelay time.Duration
+	// MaxQueuedRows bounds the rows waiting for the writer; Submit blocks
+	// beyond it, which is what keeps fast extraction from piling up vectors.
+	MaxQueuedRows int
+}
+
+// DefaultBatchOptions are the limits NewBatcher uses for zero fields.
+var DefaultBatchOptions = BatchOptions{
+	MaxDocuments:  512,
+	MaxRows:       60_000,
+	MaxDelay:      20 * time.Millisecond,
+	MaxQueuedRows: 120_000,
+}
+
+// BatchStats counts what a Batcher did.
+type BatchStats struct {
+	// Documents is how many documents were committed.
+	Documents int64 `json:"documents"`
+	// Transactions is how many write transactions committed them.
+	Transactions int64 `json:"transactions"`
+	// Fallbacks is how many groups failed as a whole and were written again
+	// one document per transaction.
+	Fallbacks int64 `json:"fallbacks"`
+	// Failed is how many documents were not written.
+	Failed int64 `json:"failed"`
+}
+
+// ErrBatcherClosed is returned by Submit and Write after Close.
+var ErrBatcherClosed = errors.New("batch writer closed")
+
+// Batcher is the one writer of an ingest run: documents built concurrently
+// are handed to it, and its single goroutine writes them in groups, one
+// transaction per group, through the store's BatchWriter (one document per
+// transaction for a store without one). Writes of one process therefore
+// never contend with each other, and commits and round trips are shared.
+//
+// Each document stays all-or-nothing: when a group fails, its documents are
+// written again one per transaction, so one bad document fails alone. A
+// failure that says the store is unreachable (ErrUnavailable), or a group
+// whose every submitter has given up (context done), is not retried that way.
+// Documents that name the same document or chunk ids never share a group and
+// are written in the order submitted.
+type Batcher struct {
+	w    Writer
+	bw   BatchWriter
+	opts BatchOptions
+
+	mu     sync.Mutex
+	queue  []*batchJob
+	rows   int           // rows queued
+	freed  chan struct{} // closed (and replaced) when queue space frees
+	wake   chan struct{} // a job arrived or Close was called
+	closed bool
+	exited chan struct{}
+
+	documents, transactions, fallbacks, failed atomic.Int64
+}
+
+type batchJob struct {
+	ctx     context.Context
+	w       *DocumentWrite
+	rows    int
+	keys    []string
+	queued  time.Time
+	done    func(error)
+	settled bool // taken off the queue (guarded by Batcher.mu)
+}
+
+// NewBatcher starts the writer goroutine for w; zero fields of opts take
+// their DefaultBatchOptions value. Close it to write what is queued and stop.
+func NewBatcher(w Writer, opts BatchOptions) *Batcher {
+	d := DefaultBatchOptions
+	if opts.MaxDocuments <= 0 {
+		opts.MaxDocuments = d.MaxDocuments
+	}
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = d.MaxRows
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = d.MaxDelay
+	}
+	if opts.MaxQueuedRows <= 0 {
+		opts.MaxQueuedRows = max(d.MaxQueuedRows, 2*opts.MaxRows)
+	}
+	b := &Batcher{
+		w: w, opts: opts,
+		freed:  make(chan struct{}),
+		wake:   make(chan struct{}, 1),
+		exited: make(chan struct{}),
+	}
+	b.bw, _ = w.(BatchWriter)
+	go b.run()
+	return b
+}
+
+// Submit queues w for writing and returns; done is called exactly once,
+// from the writer goroutine, with w's outcome (nil: committed). done must
+// not wait on the Batcher. Submit blocks while the queue is full; it fails,
+// and done is never called, when ctx ends first or the Batcher is closed.
+// A queued write whose ctx ends before its group starts is not written
+// (done gets ctx's error); once its transaction runs it commits or rolls
+// back whole.
+func (b *Batcher) Submit(ctx context.Context, w *DocumentWrite, done func(error)) error {
+	_, err := b.submit(ctx, w, done)
+	return err
+}
+
+// Write queues w and waits for its outcome. When ctx ends while w is still
+// queued, it is withdrawn; once its transaction has started, Write waits
+// for it to commit or roll back, so the error always says what happened.
+func (b *Batcher) Write(ctx context.Context, w *DocumentWrite) error {
+	res := make(chan error, 1)
+	j, err := b.submit(ctx, w, func(err error) { res <- err })
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		if b.withdraw(j) {
+			return ctx.Err()
+		}
+		return <-res
+	}
+}
+
+func (b *Batcher) submit(ctx context.Context, w *DocumentWrite, done func(error)) (*batchJob, error) {
+	if w == nil {
+		return nil, errors.New("batch writer: nil document write")
+	}
+	j := &batchJob{ctx: ctx, w: w, rows: rowsOf(w), keys: keysOf(w), done: done}
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, ErrBatcherClosed
+		}
+		if len(b.queue) == 0 || b.rows+j.rows <= b.opts.MaxQueuedRows {
+			j.queued = time.Now()
+			b.queue = append(b.queue, j)
+			b.rows += j.rows
+			b.mu.Unlock()
+			b.signal()
+			return j, nil
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-freed:
+		}
+	}
+}
+
+// withdraw takes a job off the queue if the writer has not taken it yet.
+func (b *Batcher) withdraw(j *batchJob) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if j.settled {
+		return false
+	}
+	for i, q := range b.queue {
+		if q == j {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			b.dequeued(j)
+			return true
+		}
+	}
+	return false
+}
+
+// dequeued marks j as off the queue and wakes blocked submitters. b.mu held.
+func (b *Batcher) dequeued(j *batchJob) {
+	j.settled = true
+	b.rows -= j.rows
+	close(b.freed)
+	b.freed = make(chan struct{})
+}
+
+func (b *Batcher) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close writes every queued document, waits for the writer to finish and
+// stops it. Submit fails afterwards. Close is safe to call more than once.
+func (b *Batcher) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.signal()
+	<-b.exited
+	return nil
+}
+
+// Stats reports what the Batcher has done so far.
+func (b *Batcher) Stats() BatchStats {
+	return BatchStats{
+		Documents:    b.documents.Load(),
+		Transactions: b.transactions.Load(),
+		Fallbacks:    b.fallbacks.Load(),
+		Failed:       b.failed.Load(),
+	}
+}
+
+func (b *Batcher) run() {
+	defer close(b.exited)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		group, gone, wait, stop := b.next()
+		for _, j := range gone {
+			b.failed.Add(1)
+			j.done(j.ctx.Err())
+		}
+		if stop {
+			return
+		}
+		if len(group) > 0 {
+			b.write(group)
+			continue
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-b.wake:
+			case <-timer.C:
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			continue
+		}
+		<-b.wake
+	}
+}
+
+// next takes the next group off the queue when it is full, when its oldest
+// document has waited MaxDelay, or when the Batcher is closing. Otherwise it
+// returns how long to wait (0: until something arrives); stop is true once
+// closed with nothing left. gone are jobs whose submitter gave up: they are
+// never written.
+func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	live := b.queue[:0]
+	for _, j := range b.queue {
+		if j.ctx.Err() != nil {
+			b.dequeued(j)
+			gone = append(gone, j)
+			continue
+		}
+		live = append(live, j)
+	}
+	clear(b.queue[len(live):])
+	b.queue = live
+	if len(b.queue) == 0 {
+		return nil, gone, 0, b.closed
+	}
+	pick, full := b.pick()
+	if !full && !b.closed {
+		if wait := time.Until(b.queue[0].queued.Add(b.opts.MaxDelay)); wait > 0 {
+			return nil, gone, wait, false
+		}
+	}
+	taken := make(map[*batchJob]bool, len(pick))
+	for _, j := range pick {
+		taken[j] = true
+		b.dequeued(j)
+	}
+	rest := b.queue[:0]
+	for _, j := range b.queue {
+		if !taken[j] {
+			rest = append(rest, j)
+		}
+	}
+	clear(b.queue[len(rest):])
+	b.queue = rest
+	return pick, gone, 0, false
+}
+
+// pick chooses the next group from the queue, in order: a job naming an id
+// that an earlier job (picked or not) names waits for a later group, so
+// conflicting writes keep their order. full reports that the limits, not the
+// queue, ended the group. b.mu held.
+func (b *Batcher) pick() (group []*batchJob, full bool) {
+	used := map[string]bool{}
+	rows := 0
+	for _, j := range b.queue {
+		conflict := false
+		for _, k := range j.keys {
+			if used[k] {
+				conflict = true
+				break
+			}
+		}
+		for _, k := range j.keys {
+			used[k] = true
+		}
+		if conflict {
+			continue
+		}
+		if len(group) > 0 && rows+j.rows > b.opts.MaxRows {
+			return group, true
+		}
+		group = append(group, j)
+		rows += j.rows
+		if len(group) >= b.opts.MaxDocuments || rows >= b.opts.MaxRows {
+			return group, true
+		}
+	}
+	return group, false
+}
+
+// write commits a group: in one transaction when the store can, else (or
+// when that fails for reasons of its documents) one document at a time.
+func (b *Batcher) write(group []*batchJob) {
+	if b.bw == nil || len(group) == 1 {
+		for _, j := range group {
+			b.finish(j, b.w.WriteDocument(j.ctx, j.w), true)
+		}
+		return
+	}
+	ctx, release := groupContext(group)
+	ws := make([]*DocumentWrite, len(group))
+	for i, j := range group {
+		ws[i] = j.w
+	}
+	err := b.bw.WriteDocuments(ctx, ws...)
+	abandoned := ctx.Err() != nil
+	release()
+	if err == nil {
+		b.transactions.Add(1)
+		for _, j := range group {
+			b.finish(j, nil, false)
+		}
+		return
+	}
+	if errors.Is(err, ErrUnavailable) || abandoned {
+		for _, j := range group {
+			b.finish(j, err, false)
+		}
+		return
+	}
+	b.fallbacks.Add(1)
+	for _, j := range group {
+		b.finish(j, b.w.WriteDocument(j.ctx, j.w), true)
+	}
+}
+
+func (b *Batcher) finish(j *batchJob, err error, ownTx bool) {
+	if err != nil {
+		b.failed.Add(1)
+	} else {
+		b.documents.Add(1)
+		if ownTx {
+			b.transactions.Add(1)
+		}
+	}
+	j.done(err)
+}
+
+// groupContext is cancelled once every job's context is done: a group's
+// transaction is abandoned only when nobody is waiting for any of it.
+func groupContext(group []*batchJob) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	left := atomic.Int64{}
+	left.Store(int64(len(group)))
+	stops := make([]func() bool, 0, len(group))
+	for _, j := range group {
+		stops = append(stops, context.AfterFunc(j.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		}))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
+// RetryPause waits before attempt+1 of a write transaction that failed
+// for a transient reason: 50 ms doubling to 2 s, with jitter so that two
+// writers that deadlocked do not retry in step. It returns ctx's error if
+// ctx ends first.
+func RetryPause(ctx context.Context, attempt int) error {
+	d := min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// rowsOf is the size of a write in rows, what the group limits count.
+func rowsOf(w *DocumentWrite) int {
+	return 1 + len(w.Chunks) + len(w.Entities) + len(w.Relations)
+}
+
+// keysOf lists the ids two writes in one group must not share.
+func keysOf(w *DocumentWrite) []string {
+	keys := make([]string, 0, 1+len(w.Replaces)+len(w.Chunks))
+	keys = append(keys, "d\x00"+w.Document.ID)
+	for _, id := range w.Replaces {
+		keys = append(keys, "d\x00"+id)
+	}
+	for _, c := range w.Chunks {
+		keys = append(keys, "c\x00"+c.ID)
+	}
+	return keys
+}
