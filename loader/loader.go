@@ -63,6 +63,24 @@ var (
 	ErrEncryptedPDF = errors.New("encrypted PDF")
 )
 
+// Version names the loader's way of reading files. A file that failed to
+// load for a reason in its own bytes is not read again while it and the
+// loader stay the same; change Version when the loader reads more files.
+const Version = "2026-11-23"
+
+// InContent reports whether err is a load failure caused by the file's
+// bytes alone (empty, binary, invalid UTF-8, malformed or encrypted PDF):
+// the same bytes fail the same way with the same loader. A size limit, an
+// unsupported name or an I/O error are not: they depend on settings or luck.
+func InContent(err error) bool {
+	for _, c := range []error{ErrEmpty, ErrBinary, ErrInvalidUTF8, ErrMalformedPDF, ErrEncryptedPDF} {
+		if errors.Is(err, c) {
+			return true
+		}
+	}
+	return false
+}
+
 // FileError names the file a load failed on and why.
 type FileError struct {
 	Path string

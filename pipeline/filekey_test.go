@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +119,43 @@ func TestPruneStaysUnderTheRunsPaths(t *testing.T) {
 	if sum, err := p.Ingest(ctx, []string{b}, pipeline.Options{Prune: true}); err != nil || sum.Deleted != 1 || count() != 1 {
 		t.Fatalf("prune of b/ after its file went: %+v, %v", sum, err)
 	}
+}
+
+// A file that failed to load for a reason in its bytes (here: empty) is
+// not read again while it stays the same, and is still reported failed;
+// once the file is fixed it is read and added.
+func TestFilesThatFailedInTheirBytesAreNotReadAgain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	empty := filepath.Join(docs, "empty.md")
+	write(t, empty, "")
+	setMTime(t, empty, time.Hour)
+	p, st := newPipeline(t, filepath.Join(dir, "g.db"), pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8})
+
+	run := func(what string, wantRead, wantFailed, wantAdded int) *pipeline.Summary {
+		t.Helper()
+		sum, err := p.Ingest(ctx, []string{docs}, pipeline.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.FilesRead != wantRead || sum.Failed != wantFailed || sum.Added != wantAdded {
+			t.Fatalf("%s: read %d, failed %d, added %d; want %d, %d, %d (%+v)",
+				what, sum.FilesRead, sum.Failed, sum.Added, wantRead, wantFailed, wantAdded, sum.Failures)
+		}
+		return sum
+	}
+	run("first run", 1, 1, 0)
+	sum := run("re-run", 0, 1, 0)
+	if got := sum.Failures[0].Error; !strings.Contains(got, "empty") || !strings.Contains(got, "not read again") {
+		t.Errorf("failure of a file not read again = %q; want the stored cause and why it was not read", got)
+	}
+	d, err := st.DocumentByPath(ctx, empty)
+	if err != nil || d.Status != "failed" {
+		t.Fatalf("row of the empty file: %+v, %v", d, err)
+	}
+
+	write(t, empty, adaText)
+	setMTime(t, empty, 30*time.Minute)
+	run("after the file is fixed", 1, 0, 1)
 }

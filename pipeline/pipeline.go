@@ -444,13 +444,21 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		res.DocID, res.Outcome = prev.ID, Unchanged
 		return res, nil
 	}
+	// Likewise a file that failed to load for a reason in its bytes, with
+	// this loader: it would fail the same way.
+	if prev != nil && prev.Status == store.StatusFailed && prev.FileKey != "" && before != nil &&
+		before.Mode().IsRegular() && prev.FileKey == failedLoadKey(fileKey(before)) {
+		res.DocID, res.Outcome = prev.ID, Failed
+		res.Error = prev.Error + " (file unchanged since; not read again)"
+		return res, nil
+	}
 	readAt := time.Now()
 	res.Loaded = true
 	doc, err := p.Loader.Load(ctx, path)
 	if err != nil {
 		// Keep a done version of this path: a bad edit must not lose data.
 		if prev == nil || prev.Status != store.StatusDone {
-			p.markFailed(ctx, path, prev, err)
+			p.markFailed(ctx, path, prev, err, before, readAt)
 		}
 		return fail(err)
 	}
@@ -580,17 +588,31 @@ func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, erro
 }
 
 // markFailed records a failure for a path that has no good stored version, so
-// that `ingest status` lists it and the next run retries it.
-func (p *Pipeline) markFailed(ctx context.Context, path string, prev *store.Document, cause error) {
+// that status shows it and the next run retries it. A failure in the file's
+// own bytes also records the file's key, so the next run skips the file
+// while it stays as it is.
+func (p *Pipeline) markFailed(ctx context.Context, path string, prev *store.Document, cause error, before fs.FileInfo, readAt time.Time) {
 	if ctx.Err() != nil {
 		return
 	}
+	row := store.Document{ID: PathID(path), Path: path, Title: filepath.Base(path)}
 	if prev != nil {
-		// The path's own row (queued, unfinished or failed) records it.
-		_ = p.Store.SetStatus(ctx, *prev, store.StatusFailed, cause.Error())
+		row = *prev // the path's own row (queued, unfinished or failed) records it
+	}
+	if err := p.Store.SetStatus(ctx, row, store.StatusFailed, cause.Error()); err != nil || !loader.InContent(cause) {
 		return
 	}
-	_ = p.Store.SetStatus(ctx, store.Document{ID: PathID(path), Path: path, Title: filepath.Base(path)}, store.StatusFailed, cause.Error())
+	if after, err := os.Stat(path); err == nil {
+		if key := trustedKey(before, readAt, after.Size(), after.ModTime()); key != "" {
+			_ = p.Store.SetFileKey(ctx, row.ID, failedLoadKey(key))
+		}
+	}
+}
+
+// failedLoadKey is the key recorded for a file that failed to load: its
+// file key and the loader's version, so a new loader reads it again.
+func failedLoadKey(key string) string {
+	return key + ";loader=" + loader.Version
 }
 
 // prune deletes the documents under paths whose files are gone. A path
