@@ -10,15 +10,15 @@ import (
 	"docgraph/store"
 )
 
-const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings`
+const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until`
 
 func scanDocument(sc interface{ Scan(...any) error }) (store.Document, error) {
 	var d store.Document
 	var status, warnings string
-	var mod, upd int64
-	err := sc.Scan(&d.ID, &d.Path, &d.Title, &d.Hash, &d.Format, &d.Fingerprint, &status, &d.Error, &d.Size, &mod, &upd, &d.Chunks, &d.FileKey, &warnings)
+	var mod, upd, lease int64
+	err := sc.Scan(&d.ID, &d.Path, &d.Title, &d.Hash, &d.Format, &d.Fingerprint, &status, &d.Error, &d.Size, &mod, &upd, &d.Chunks, &d.FileKey, &warnings, &d.LeaseOwner, &lease)
 	d.Status = store.Status(status)
-	d.ModTime, d.UpdatedAt = fromUnixNano(mod), fromUnixNano(upd)
+	d.ModTime, d.UpdatedAt, d.LeaseUntil = fromUnixNano(mod), fromUnixNano(upd), fromUnixNano(lease)
 	if err == nil {
 		d.Warnings = decodeWarnings(warnings)
 	}

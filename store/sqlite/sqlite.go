@@ -90,7 +90,9 @@ CREATE TABLE IF NOT EXISTS documents(
 	updated_at  INTEGER NOT NULL DEFAULT 0, -- unix nanoseconds
 	chunks      INTEGER NOT NULL DEFAULT 0,
 	file_key    TEXT NOT NULL DEFAULT '',
-	warnings    TEXT NOT NULL DEFAULT '[]' -- JSON array of strings
+	warnings    TEXT NOT NULL DEFAULT '[]', -- JSON array of strings
+	lease_owner TEXT NOT NULL DEFAULT '', -- the run building it (Claim), '' for none
+	lease_until INTEGER NOT NULL DEFAULT 0 -- unix nanoseconds the lease expires
 );
 CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
 CREATE INDEX IF NOT EXISTS documents_status ON documents(status);
@@ -490,6 +492,8 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 var addedColumns = []struct{ table, column, ddl string }{
 	{"documents", "file_key", `ALTER TABLE documents ADD COLUMN file_key TEXT NOT NULL DEFAULT ''`},
 	{"documents", "warnings", `ALTER TABLE documents ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'`},
+	{"documents", "lease_owner", `ALTER TABLE documents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`},
+	{"documents", "lease_until", `ALTER TABLE documents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0`},
 }
 
 func addColumns(ctx context.Context, tx *sql.Tx) error {
