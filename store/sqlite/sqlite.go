@@ -200,6 +200,10 @@ type Store struct {
 	// none. mentionFileHits counts scans it served, for tests.
 	mentionsFile    string
 	mentionFileHits atomic.Int64
+
+	// docColumns is what document reads select: documentColumns, or for a
+	// read-only store from before leases, the same with no lease.
+	docColumns string
 }
 
 var (
@@ -325,6 +329,10 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 	// A store an older docgraph wrote lacks columns and full-text indexes
 	// only a writer can add.
 	missing, err := missingColumns(ctx, s.rdb)
+	if err == nil && len(missing) > 0 && leaseColumnsOnly(missing) {
+		// Leases only matter to writers: read as if none is held.
+		s.docColumns, missing = documentColumnsNoLease, nil
+	}
 	if err == nil && len(missing) > 0 {
 		err = fmt.Errorf("written by an older docgraph (no %s.%s column): run ingest on it once with write access to upgrade it", missing[0].table, missing[0].column)
 	}
@@ -507,6 +515,16 @@ func addColumns(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+}
+
+// leaseColumnsOnly reports whether the missing columns are the lease's.
+func leaseColumnsOnly(missing []struct{ table, column, ddl string }) bool {
+	for _, c := range missing {
+		if c.table != "documents" || (c.column != "lease_owner" && c.column != "lease_until") {
+			return false
+		}
+	}
+	return true
 }
 
 // missingColumns lists the addedColumns a store lacks.
