@@ -17,14 +17,18 @@ import (
 
 // A document moves through the store's states like this:
 //
-//	(none) or pending --begin--> processing --write--> done
+//	(none) or pending --claim--> processing --write--> done
 //	                                  |------error---> failed (with reason)
 //	                                  '--cancelled---> back to what it was
 //
-// A new version of a done document gets a row of its own (its content id)
-// while it is processed; the done version stays queryable until the write
-// replaces both in one transaction. A document found pending or processing
-// when a run starts was left by a crash or a queued change; Ingest resumes it.
+// The claim (store.Writer.Claim) both marks the row processing and leases it
+// to this run, so another run skips it (lease.go); the write or the settled
+// failure ends the lease. A new version of a done document gets a row of its
+// own (its content id) while it is processed; the done version stays
+// queryable until the write replaces both in one transaction. A done
+// document re-processed for new settings stays done while leased. A
+// document found pending or processing when a run starts, and not leased by
+// a live run, was left by a crash or a queued change; Ingest resumes it.
 
 // settleTimeout bounds the status writes that undo an interrupted document;
 // they run after the run's context is cancelled, so they need their own.
@@ -32,56 +36,60 @@ const settleTimeout = 5 * time.Second
 
 // inflight is one document between begin and end.
 type inflight struct {
-	p       *Pipeline
-	prev    *store.Document // the row this path had, nil if none
-	row     store.Document  // the row marked processing
-	created bool            // row is a new bare row (no chunks) made by begin
-	marked  bool            // row's status was changed by begin
+	p      *Pipeline
+	prev   *store.Document // the row this path had, nil if none
+	row    store.Document  // the row claimed: the document's content id
+	before *store.Document // that row before the claim, nil if the claim made it
 }
 
-// begin marks the document processing. A path whose row is not done (queued,
-// failed, left by a crash) carries the status on that row, so it keeps one
-// row; a new file, or a new version of a done one, gets a bare row with its
-// content id. A done document re-processed for new settings stays done.
+// begin claims the document's row (its content id) for this run. A lease of
+// a run that is gone from this machine is taken over at once. The error
+// wraps store.ErrClaimed when another live run holds the row, and
+// store.ErrUpToDate when another run has meanwhile finished it.
 func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.Document) (*inflight, error) {
-	f := &inflight{p: p, prev: prev, marked: true}
-	switch {
-	case prev == nil || (prev.Status == store.StatusDone && prev.ID != doc.ID):
-		f.created = true
-		f.row = store.Document{
-			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
-			Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
-		}
-	case prev.Status == store.StatusDone:
-		return &inflight{p: p, prev: prev}, nil
-	default:
-		f.row = *prev
+	row := store.Document{
+		ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
+		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
 	}
-	if err := p.Store.SetStatus(ctx, f.row, store.StatusProcessing, ""); err != nil {
-		return nil, fmt.Errorf("%s: mark processing: %w", doc.Path, err)
+	lease := store.Lease{Owner: p.owner(), TTL: p.leaseTTL()}
+	before, err := p.Store.Claim(ctx, row, lease)
+	var held *store.ClaimedError
+	if errors.As(err, &held) && ownerGone(held.Owner) {
+		lease.TakeOver = held.Owner
+		before, err = p.Store.Claim(ctx, row, lease)
 	}
-	return f, nil
+	if err != nil {
+		return nil, err
+	}
+	return &inflight{p: p, prev: prev, row: row, before: before}, nil
 }
 
-// end settles a document whose build or write did not complete. A cancelled
-// run rolls the row back to its state before begin, so a shutdown leaves
-// nothing half-done. A real failure is recorded with its reason, except when
-// a good older version exists: that one stays, as a bad edit must not lose data.
+// end settles a document whose build or write did not complete, and ends
+// its lease. A cancelled run rolls the row back to its state before the
+// claim, so a shutdown leaves nothing half-done. A real failure is recorded
+// with its reason, except when a good version exists (the row itself done
+// for other settings, or the path's done older version): that one stays,
+// as a bad edit must not lose data.
 func (f *inflight) end(ctx context.Context, cause error) {
-	if !f.marked {
-		return
-	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	st := f.p.Store
 	cancelled := ctx.Err() != nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
+	olderDone := f.prev != nil && f.prev.Status == store.StatusDone && f.prev.ID != f.row.ID
 	switch {
-	case f.created && (cancelled || f.prev != nil):
-		_ = st.DeleteDocument(sctx, f.row.ID) // a bare row: nothing else to undo
+	case f.before != nil && f.before.Status == store.StatusDone:
+		_ = st.ReleaseLease(sctx, f.row.ID, f.p.owner())
+	case f.before == nil && cancelled, olderDone && !cancelled:
+		_ = st.DeleteDocument(sctx, f.row.ID) // a row without a graph: nothing else to undo
 	case cancelled:
-		_ = st.SetStatus(sctx, *f.prev, f.prev.Status, f.prev.Error)
+		_ = st.SetStatus(sctx, *f.before, f.before.Status, f.before.Error)
 	default:
 		_ = st.SetStatus(sctx, f.row, store.StatusFailed, cause.Error())
+		if p := f.prev; p != nil && p.ID != f.row.ID && p.Status != store.StatusDone && p.Chunks == 0 {
+			// The path's queued or failed row of other content: this
+			// failure is now the path's record.
+			_ = st.DeleteDocument(sctx, p.ID)
+		}
 	}
 }
 
@@ -112,8 +120,8 @@ func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string
 	}
 	added := false
 	for _, d := range docs {
-		if !unfinished(d) {
-			continue
+		if !unfinished(d) || p.heldElsewhere(&d) {
+			continue // done, or another live run is at work on it
 		}
 		info, statErr := os.Stat(d.Path)
 		exists := statErr == nil && info.Mode().IsRegular() && loader.Supported(d.Path)

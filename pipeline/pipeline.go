@@ -3,6 +3,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,6 +70,13 @@ type Pipeline struct {
 	// Batch bounds the groups of documents written in one transaction by
 	// Ingest and Watch (zero fields: store.DefaultBatchOptions).
 	Batch store.BatchOptions
+	// Owner names this run in the leases it takes on documents it builds
+	// (see lease.go); empty means one made up from host, pid and a random
+	// part on first use. Two runs must never share one.
+	Owner string
+	// LeaseTTL is how long a claim on a document lasts without renewal
+	// (zero: DefaultLeaseTTL); the run renews it every third of that.
+	LeaseTTL time.Duration
 }
 
 // Progress receives ingest events; implementations must be safe for concurrent use.
@@ -126,6 +134,9 @@ const (
 	// Unsupported is a path inside a folder that is no document docgraph
 	// reads (another or no extension, a link to a folder); Error says why.
 	Unsupported Outcome = "unsupported"
+	// Claimed is a document another run (process or machine) was building
+	// when this one came to it: left to that run, ClaimedBy names it.
+	Claimed Outcome = "claimed"
 )
 
 // FileResult reports one file. Its JSON has every key, empty or not.
@@ -144,6 +155,8 @@ type FileResult struct {
 	// Loaded says the file was read; an unchanged file whose size,
 	// modification time and inode match what was stored is not.
 	Loaded bool `json:"loaded"`
+	// ClaimedBy names the run (pid and host) that held a Claimed document.
+	ClaimedBy string `json:"claimed_by"`
 }
 
 // MarshalJSON writes no warnings as [] rather than null.
@@ -164,6 +177,9 @@ type Summary struct {
 	Duplicate int `json:"duplicate"`
 	Failed    int `json:"failed"`
 	Deleted   int `json:"deleted"`
+	// Claimed counts documents left to another run that was building
+	// them (in progress elsewhere); ClaimedFiles lists them.
+	Claimed int `json:"claimed"`
 	// Skipped counts files not started because the run was stopped.
 	Skipped int `json:"skipped"`
 	// FilesRead counts files whose content this run read.
@@ -184,6 +200,7 @@ type Summary struct {
 	Failures         []FileResult  `json:"failures"`
 	Warned           []FileResult  `json:"warned"`
 	UnsupportedFiles []FileResult  `json:"unsupported_files"`
+	ClaimedFiles     []FileResult  `json:"claimed_files"`
 	Duration         time.Duration `json:"duration_ns"`
 	// EntitiesMerged counts names entity resolution folded into another
 	// name of the same document (graphbuild.Resolve).
@@ -193,7 +210,7 @@ type Summary struct {
 // MarshalJSON writes empty lists as [] rather than null.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary
-	for _, l := range []*[]FileResult{&s.Failures, &s.Warned, &s.UnsupportedFiles} {
+	for _, l := range []*[]FileResult{&s.Failures, &s.Warned, &s.UnsupportedFiles, &s.ClaimedFiles} {
 		if *l == nil {
 			*l = []FileResult{}
 		}
@@ -260,6 +277,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		case Failed:
 			sum.Failed++
 			sum.Failures = append(sum.Failures, r)
+		case Claimed:
+			sum.Claimed++
+			sum.ClaimedFiles = append(sum.ClaimedFiles, r)
 		case Unsupported:
 			sum.Unsupported++
 			sum.UnsupportedFiles = append(sum.UnsupportedFiles, r)
@@ -297,7 +317,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 			return sum, err
 		}
 	}
-	for _, l := range [][]FileResult{sum.Failures, sum.Warned} {
+	for _, l := range [][]FileResult{sum.Failures, sum.Warned, sum.ClaimedFiles} {
 		sort.Slice(l, func(i, j int) bool { return l[i].Path < l[j].Path })
 	}
 	if st, err := p.Store.Stats(ctx); err == nil {
@@ -316,6 +336,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan struct{}, record func(FileResult)) (skipped int, writes *WriteSummary, err error) {
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
+	defer p.heartbeat(runCtx)()
 	w := p.newWriter()
 	var skips atomic.Int64
 	var g errgroup.Group
@@ -389,6 +410,7 @@ func storeRetries(st Store) int64 {
 // group the writes of many files.
 func (p *Pipeline) IngestFile(ctx context.Context, path string) FileResult {
 	start := time.Now()
+	defer p.heartbeat(ctx)()
 	r, pw := p.prepare(ctx, path)
 	if pw != nil {
 		r = pw.finish(ctx, p.Store.WriteDocument(ctx, pw.w))
@@ -452,6 +474,12 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		res.Error = prev.Error + " (file unchanged since; not read again)"
 		return res, nil
 	}
+	// Another live run is building this path's document: leave it to it
+	// (the claim after loading decides; this spares the read).
+	if prev != nil && p.heldElsewhere(prev) {
+		res.DocID, res.Outcome, res.ClaimedBy = prev.ID, Claimed, ownerName(prev.LeaseOwner)
+		return res, nil
+	}
 	readAt := time.Now()
 	res.Loaded = true
 	doc, err := p.Loader.Load(ctx, path)
@@ -464,11 +492,7 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	}
 	res.DocID, res.Warnings = doc.ID, doc.Warnings
 	key := trustedKey(before, readAt, doc.Size, doc.ModTime)
-	outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
-	if err != nil {
-		return fail(err)
-	}
-	if outcome != "" {
+	settled := func(outcome Outcome, warning string) (FileResult, *pendingWrite) {
 		res.Outcome = outcome
 		if warning != "" {
 			res.Warnings = append(res.Warnings, warning)
@@ -482,9 +506,36 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		}
 		return res, nil
 	}
-	flight, err := p.begin(ctx, prev, doc)
+	outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
 	if err != nil {
 		return fail(err)
+	}
+	if outcome != "" {
+		return settled(outcome, warning)
+	}
+	flight, err := p.begin(ctx, prev, doc)
+	var held *store.ClaimedError
+	switch {
+	case errors.As(err, &held):
+		res.Outcome, res.ClaimedBy = Claimed, ownerName(held.Owner)
+		return res, nil
+	case errors.Is(err, store.ErrUpToDate):
+		// Another run finished this content since prev was read: settle
+		// again against the store as it is now (here: unchanged;
+		// elsewhere: renamed or duplicate).
+		if prev, err = p.Store.DocumentByPath(ctx, path); errors.Is(err, store.ErrNotFound) {
+			prev, err = nil, nil
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%s: read store: %w", path, err))
+		}
+		outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
+		if err != nil {
+			return fail(err)
+		}
+		return settled(cmp.Or(outcome, Unchanged), warning)
+	case err != nil:
+		return fail(fmt.Errorf("%s: claim: %w", path, err))
 	}
 	w, stats, err := p.BuildCounted(ctx, doc)
 	if err != nil {

@@ -228,6 +228,7 @@ func (w *watcher) sync(ctx context.Context, prog Progress) (*Summary, error) {
 		}
 		files = append(files, f...)
 	}
+	w.p.owner() // the copy runs under the same lease owner
 	q := *w.p
 	q.Progress = prog
 	sum, err := q.Ingest(ctx, files, Options{Prune: true, Stop: w.cfg.stop})

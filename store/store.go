@@ -45,6 +45,16 @@ type Document struct {
 	// Warnings are what loading and building the document reported (pages
 	// skipped, text recovered with loss), one line each.
 	Warnings []string
+	// LeaseOwner is the ingest run that has claimed the document (Claim)
+	// and is building it, until LeaseUntil; "" when no run holds it.
+	LeaseOwner string
+	LeaseUntil time.Time
+}
+
+// Leased reports whether a run other than owner holds an unexpired lease on
+// the document at now (by the caller's clock; the store decides claims by its own).
+func (d *Document) Leased(owner string, now time.Time) bool {
+	return d.LeaseOwner != "" && d.LeaseOwner != owner && d.LeaseUntil.After(now)
 }
 
 // Chunk is a token-bounded span of a document: Text == document text[Start:End].
@@ -152,6 +162,41 @@ var ErrNotFound = errors.New("not found")
 // document would fare better, so a run stops rather than fail each one.
 var ErrUnavailable = errors.New("store unavailable")
 
+// ErrClaimed is returned (wrapped in a *ClaimedError) by Claim when another
+// run holds an unexpired lease on the document.
+var ErrClaimed = errors.New("claimed by another run")
+
+// ErrUpToDate is returned by Claim when the document is already done with
+// the fingerprint asked for: another run finished it, nothing is to be built.
+var ErrUpToDate = errors.New("already done with these settings")
+
+// ClaimedError says which run holds a document and until when.
+type ClaimedError struct {
+	ID    string
+	Owner string
+	Until time.Time
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("document %s is claimed by %s until %s", e.ID, e.Owner, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrClaimed) hold.
+func (e *ClaimedError) Is(target error) bool { return target == ErrClaimed }
+
+// Lease is what Claim asks for: the run claiming, and for how long.
+type Lease struct {
+	// Owner names the run, unique among all runs on the store (host, pid
+	// and a random part).
+	Owner string
+	// TTL is how long the lease lasts from the claim (or the last renewal),
+	// measured by the store's clock.
+	TTL time.Duration
+	// TakeOver names a run known to be dead (a crashed process on this
+	// machine): its lease is taken even before it expires.
+	TakeOver string
+}
+
 // ErrEmbedderMismatch is returned when a store is opened with an embedder
 // other than the one its vectors were made with.
 var ErrEmbedderMismatch = errors.New("embedder mismatch")
@@ -222,6 +267,8 @@ type Mention struct {
 //   - Stats.Mentions counts distinct (entity, chunk) pairs;
 //   - DocumentByPath prefers the done row, then the newest, when several rows
 //     share a path (a failure row beside a good version);
+//   - a lease (Claim) is cleared by a write of the document, by SetStatus and
+//     by ReleaseLease of its owner; it never hides a done document;
 //   - writes are safe from several goroutines and several processes at once:
 //     transient failures (deadlocks, lock timeouts, a busy file, a lost
 //     connection) are retried within Options.RetryBudget, and a store that
@@ -241,6 +288,26 @@ type Writer interface {
 	// SetFileKey records the file key (Document.FileKey) of a stored
 	// document whose file was read again and found unchanged.
 	SetFileKey(ctx context.Context, id, key string) error
+
+	// Claim leases the row of doc.ID to lease.Owner for lease.TTL, in one
+	// atomic step, so that of several runs (processes, machines) ingesting
+	// the same content only one builds it. It returns the row as it was
+	// before, nil when there was none. A new row is created bare (no
+	// chunks) in processing, as SetStatus makes it; a row that is not done
+	// goes to processing, its error cleared; a done row stays done (and
+	// searchable) while a new build for other settings is prepared.
+	// Nothing changes, and the row is returned, when it is done with
+	// doc.Fingerprint (ErrUpToDate), or when another owner than
+	// lease.Owner and lease.TakeOver holds a lease that has not expired
+	// (a *ClaimedError wrapping ErrClaimed). The holder's own claim renews.
+	Claim(ctx context.Context, doc Document, lease Lease) (*Document, error)
+	// RenewLeases extends every lease owner holds to ttl from now and
+	// says how many rows it renewed: the heartbeat of a run whose
+	// documents take long to build.
+	RenewLeases(ctx context.Context, owner string, ttl time.Duration) (int, error)
+	// ReleaseLease clears owner's lease on document id and changes
+	// nothing else; a row leased by another owner, or none, is left alone.
+	ReleaseLease(ctx context.Context, id, owner string) error
 }
 
 // BatchWriter is implemented by stores that can write several documents in

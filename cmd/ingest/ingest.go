@@ -217,8 +217,8 @@ func openForIngest(ctx context.Context, opts *ingestOptions, io streams) (*pipel
 }
 
 func printSummary(w io.Writer, s *pipeline.Summary) {
-	fmt.Fprintf(w, "documents: %d added, %d updated, %d unchanged, %d renamed, %d duplicate, %d deleted, %d failed (%s)\n",
-		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "documents: %d added, %d updated, %d unchanged, %d renamed, %d duplicate, %d deleted, %d failed, %d in progress elsewhere (%s)\n",
+		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Claimed, s.Duration.Round(time.Millisecond))
 	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; names resolved to another name of their document: %d\n",
 		s.ChunksWritten, s.EntityMentions, s.RelationMentions, s.EntitiesMerged)
 	if wr := s.Writes; wr != nil && wr.Documents+wr.Failed > 0 {
@@ -265,6 +265,11 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	}
 }
 
+// claimedLine says who holds a document this run left alone.
+func claimedLine(r pipeline.FileResult) string {
+	return "in progress elsewhere, by " + cli.Escape(r.ClaimedBy)
+}
+
 // warningLine is one warning of one file, as one bounded line.
 func warningLine(path, warning string) string {
 	return cli.OneLine(path+": "+warning, maxWarningBytes)
@@ -299,6 +304,7 @@ func tidySummary(s *pipeline.Summary) *pipeline.Summary {
 	out := *s
 	out.Failures = tidyResults(s.Failures)
 	out.Warned = tidyResults(s.Warned)
+	out.ClaimedFiles = tidyResults(s.ClaimedFiles)
 	return &out
 }
 
@@ -354,8 +360,11 @@ func (p *progress) File(r pipeline.FileResult) {
 	p.done++
 	if !p.bar {
 		line := fmt.Sprintf("%s %s (%d chunks, %s)", r.Outcome, cli.Escape(r.Path), r.Chunks, r.Duration.Round(time.Millisecond))
-		if r.Error != "" {
+		switch {
+		case r.Error != "":
 			line = fmt.Sprintf("%s %s", r.Outcome, cli.OneLine(r.Error, maxErrorBytes))
+		case r.Outcome == pipeline.Claimed:
+			line = fmt.Sprintf("%s %s (%s)", r.Outcome, cli.Escape(r.Path), claimedLine(r))
 		}
 		fmt.Fprintln(p.w, line)
 		for _, warn := range r.Warnings {

@@ -182,6 +182,8 @@ func changeLine(at time.Time, r pipeline.FileResult) string {
 		return head + ": graph kept"
 	case pipeline.Failed:
 		return head + ": " + cli.OneLine(r.Error, maxErrorBytes)
+	case pipeline.Claimed:
+		return head + ": " + claimedLine(r)
 	}
 	for _, w := range r.Warnings {
 		head += "; " + cli.OneLine(w, maxWarningBytes)

@@ -51,6 +51,7 @@ var schemaStatements = []statement{
 	`CREATE CONSTRAINT docgraph_meta_key IF NOT EXISTS FOR (m:DocgraphMeta) REQUIRE m.key IS UNIQUE`,
 	`CREATE INDEX docgraph_document_path IF NOT EXISTS FOR (d:Document) ON (d.path)`,
 	`CREATE INDEX docgraph_document_status IF NOT EXISTS FOR (d:Document) ON (d.status)`,
+	`CREATE INDEX docgraph_document_lease IF NOT EXISTS FOR (d:Document) ON (d.lease_owner)`,
 	`CREATE INDEX docgraph_chunk_doc IF NOT EXISTS FOR (c:Chunk) ON (c.doc_id)`,
 	`CREATE INDEX docgraph_relmention_relation IF NOT EXISTS FOR (m:RelationMention) ON (m.relation_id)`,
 	`CREATE INDEX docgraph_relmention_doc IF NOT EXISTS FOR (m:RelationMention) ON (m.doc_id)`,
@@ -190,10 +191,48 @@ RETURN found`
 MERGE (d:Document {id: r.id})
 SET d += r.props`
 
-	// stmtSetStatus leaves an existing document's other properties alone.
+	// stmtSetStatus leaves an existing document's other properties alone
+	// and settles it: any lease goes.
 	stmtSetStatus = `MERGE (d:Document {id: $id})
 ON CREATE SET d += $props, d.chunks = 0
-SET d.status = $status, d.error = $error, d.updated_at = $updated_at`
+SET d.status = $status, d.error = $error, d.updated_at = $updated_at,
+    d.lease_owner = null, d.lease_until = null`
+
+	// stmtClaim is Claim in one statement. MERGE on the unique id makes
+	// concurrent claims of a new id queue; ON MATCH write-locks an existing
+	// node before its lease is read, so two runs cannot both see it free.
+	// Expiry is by the server's clock, the one clock every claimer shares.
+	// It returns what it decided (0 claimed, 1 up to date, 2 held by
+	// another run) and the node as it was (null when it created it).
+	stmtClaim = `MERGE (d:Document {id: $id})
+ON CREATE SET d.claim_new = true
+ON MATCH SET d.claim_lock = true
+WITH d, d.claim_new IS NOT NULL AS created, datetime() AS now
+WITH d, created, now, CASE WHEN created THEN null ELSE d {.*} END AS before
+WITH d, created, now, before,
+  CASE
+    WHEN NOT created AND d.status = $done AND d.fingerprint = $fingerprint THEN 1
+    WHEN NOT created AND d.lease_owner IS NOT NULL AND NOT d.lease_owner IN [$owner, $takeover]
+      AND d.lease_until > now THEN 2
+    ELSE 0
+  END AS outcome
+FOREACH (_ IN CASE WHEN created THEN [1] ELSE [] END |
+  SET d += $props, d.chunks = 0, d.status = $processing, d.error = $no_error)
+FOREACH (_ IN CASE WHEN outcome = 0 AND NOT created AND d.status <> $done THEN [1] ELSE [] END |
+  SET d.status = $processing, d.error = $no_error)
+FOREACH (_ IN CASE WHEN outcome = 0 THEN [1] ELSE [] END |
+  SET d.lease_owner = $owner, d.lease_until = now + duration({milliseconds: $ttl_ms}), d.updated_at = $updated_at)
+REMOVE d.claim_new, d.claim_lock
+RETURN outcome, before`
+
+	stmtRenewLeases = `MATCH (d:Document)
+WHERE d.lease_owner = $owner
+SET d.lease_until = datetime() + duration({milliseconds: $ttl_ms})
+RETURN count(d) AS n`
+
+	stmtReleaseLease = `MATCH (d:Document {id: $id})
+WHERE d.lease_owner = $owner
+REMOVE d.lease_owner, d.lease_until`
 
 	stmtRenameDocument = `MATCH (d:Document {id: $id})
 SET d.path = $path, d.updated_at = $updated_at

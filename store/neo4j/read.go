@@ -72,6 +72,8 @@ func decodeDocument(m map[string]any) store.Document {
 		Chunks:      int(integer(m, "chunks")),
 		FileKey:     str(m, "file_key"),
 		Warnings:    strs(m, "warnings"),
+		LeaseOwner:  str(m, "lease_owner"),
+		LeaseUntil:  timestamp(m, "lease_until"),
 	}
 }
 

@@ -337,6 +337,7 @@ func (s *Store) insert(ctx context.Context, tx runner, ws []*store.DocumentWrite
 		props["error"] = ""
 		props["updated_at"] = now
 		props["chunks"] = int64(len(w.Chunks))
+		props["lease_owner"], props["lease_until"] = nil, nil // written: the claim is over
 		docRows = append(docRows, map[string]any{"id": d.ID, "props": props})
 
 		// Reading order, so each chunk's predecessor is written before it.

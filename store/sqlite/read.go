@@ -10,15 +10,26 @@ import (
 	"docgraph/store"
 )
 
-const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings`
+const (
+	documentColumns        = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until`
+	documentColumnsNoLease = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, '', 0`
+)
+
+// docSelect is the column list this store's document reads select.
+func (s *Store) docSelect() string {
+	if s.docColumns != "" {
+		return s.docColumns
+	}
+	return documentColumns
+}
 
 func scanDocument(sc interface{ Scan(...any) error }) (store.Document, error) {
 	var d store.Document
 	var status, warnings string
-	var mod, upd int64
-	err := sc.Scan(&d.ID, &d.Path, &d.Title, &d.Hash, &d.Format, &d.Fingerprint, &status, &d.Error, &d.Size, &mod, &upd, &d.Chunks, &d.FileKey, &warnings)
+	var mod, upd, lease int64
+	err := sc.Scan(&d.ID, &d.Path, &d.Title, &d.Hash, &d.Format, &d.Fingerprint, &status, &d.Error, &d.Size, &mod, &upd, &d.Chunks, &d.FileKey, &warnings, &d.LeaseOwner, &lease)
 	d.Status = store.Status(status)
-	d.ModTime, d.UpdatedAt = fromUnixNano(mod), fromUnixNano(upd)
+	d.ModTime, d.UpdatedAt, d.LeaseUntil = fromUnixNano(mod), fromUnixNano(upd), fromUnixNano(lease)
 	if err == nil {
 		d.Warnings = decodeWarnings(warnings)
 	}
@@ -46,7 +57,7 @@ func encodeWarnings(w []string) string {
 
 // Document returns one document by id.
 func (s *Store) Document(ctx context.Context, id string) (*store.Document, error) {
-	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE id = ?`, id))
+	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+s.docSelect()+` FROM documents WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -59,7 +70,7 @@ func (s *Store) Document(ctx context.Context, id string) (*store.Document, error
 // DocumentByPath returns the document at path. While a new version is being
 // ingested two rows can share a path; the done one wins, then the newest.
 func (s *Store) DocumentByPath(ctx context.Context, path string) (*store.Document, error) {
-	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE path = ?
+	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+s.docSelect()+` FROM documents WHERE path = ?
 		ORDER BY status = 'done' DESC, updated_at DESC, id LIMIT 1`, path))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
@@ -72,7 +83,7 @@ func (s *Store) DocumentByPath(ctx context.Context, path string) (*store.Documen
 
 // Documents lists every document by path.
 func (s *Store) Documents(ctx context.Context) ([]store.Document, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+documentColumns+` FROM documents ORDER BY path, id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+s.docSelect()+` FROM documents ORDER BY path, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: documents: %w", s.path, err)
 	}

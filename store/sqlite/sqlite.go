@@ -90,7 +90,9 @@ CREATE TABLE IF NOT EXISTS documents(
 	updated_at  INTEGER NOT NULL DEFAULT 0, -- unix nanoseconds
 	chunks      INTEGER NOT NULL DEFAULT 0,
 	file_key    TEXT NOT NULL DEFAULT '',
-	warnings    TEXT NOT NULL DEFAULT '[]' -- JSON array of strings
+	warnings    TEXT NOT NULL DEFAULT '[]', -- JSON array of strings
+	lease_owner TEXT NOT NULL DEFAULT '', -- the run building it (Claim), '' for none
+	lease_until INTEGER NOT NULL DEFAULT 0 -- unix nanoseconds the lease expires
 );
 CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
 CREATE INDEX IF NOT EXISTS documents_status ON documents(status);
@@ -198,6 +200,10 @@ type Store struct {
 	// none. mentionFileHits counts scans it served, for tests.
 	mentionsFile    string
 	mentionFileHits atomic.Int64
+
+	// docColumns is what document reads select: documentColumns, or for a
+	// read-only store from before leases, the same with no lease.
+	docColumns string
 }
 
 var (
@@ -323,6 +329,10 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 	// A store an older docgraph wrote lacks columns and full-text indexes
 	// only a writer can add.
 	missing, err := missingColumns(ctx, s.rdb)
+	if err == nil && len(missing) > 0 && leaseColumnsOnly(missing) {
+		// Leases only matter to writers: read as if none is held.
+		s.docColumns, missing = documentColumnsNoLease, nil
+	}
 	if err == nil && len(missing) > 0 {
 		err = fmt.Errorf("written by an older docgraph (no %s.%s column): run ingest on it once with write access to upgrade it", missing[0].table, missing[0].column)
 	}
@@ -490,6 +500,8 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 var addedColumns = []struct{ table, column, ddl string }{
 	{"documents", "file_key", `ALTER TABLE documents ADD COLUMN file_key TEXT NOT NULL DEFAULT ''`},
 	{"documents", "warnings", `ALTER TABLE documents ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'`},
+	{"documents", "lease_owner", `ALTER TABLE documents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`},
+	{"documents", "lease_until", `ALTER TABLE documents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0`},
 }
 
 func addColumns(ctx context.Context, tx *sql.Tx) error {
@@ -503,6 +515,16 @@ func addColumns(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+}
+
+// leaseColumnsOnly reports whether the missing columns are the lease's.
+func leaseColumnsOnly(missing []struct{ table, column, ddl string }) bool {
+	for _, c := range missing {
+		if c.table != "documents" || (c.column != "lease_owner" && c.column != "lease_until") {
+			return false
+		}
+	}
+	return true
 }
 
 // missingColumns lists the addedColumns a store lacks.

@@ -286,3 +286,50 @@ func TestBusyIsRetried(t *testing.T) {
 		t.Errorf("write stats %+v; want a retry and one commit", got)
 	}
 }
+
+// A store written before leases opens read-only as it is (no run holds
+// anything in it), and a writable open adds the lease columns.
+func TestStoreFromBeforeLeases(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := store.Document{ID: "old", Path: "old.md", Fingerprint: "fp"}
+	if err := s.SetStatus(ctx, doc, store.StatusFailed, "unreadable"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE documents DROP COLUMN lease_owner`, `ALTER TABLE documents DROP COLUMN lease_until`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	ro := storetest.Options()
+	ro.ReadOnly = true
+	r, err := Open(ctx, path, ro)
+	if err != nil {
+		t.Fatalf("read-only open of a store from before leases: %v", err)
+	}
+	if d, err := r.Document(ctx, "old"); err != nil || d.Error != "unreadable" || d.LeaseOwner != "" {
+		t.Errorf("read-only Document = %+v, %v", d, err)
+	}
+	if docs, err := r.Documents(ctx); err != nil || len(docs) != 1 {
+		t.Errorf("read-only Documents = %v, %v", docs, err)
+	}
+	r.Close()
+
+	s, err = Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatalf("writable open of a store from before leases: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Claim(ctx, doc, store.Lease{Owner: "run", TTL: time.Minute}); err != nil {
+		t.Fatalf("Claim after the upgrade: %v", err)
+	}
+	if d, err := s.Document(ctx, "old"); err != nil || d.LeaseOwner != "run" || d.Status != store.StatusProcessing {
+		t.Errorf("claimed upgraded row = %+v, %v", d, err)
+	}
+}

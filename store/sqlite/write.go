@@ -100,7 +100,8 @@ func (s *Store) DeleteDocument(ctx context.Context, id string) error {
 }
 
 // SetStatus records a lifecycle state, creating a bare document row (no
-// chunks, so nothing searchable) when the id is new.
+// chunks, so nothing searchable) when the id is new. It settles the row, so
+// it clears any lease on it.
 func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.Status, reason string) error {
 	switch status {
 	case store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed:
@@ -114,7 +115,8 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 		_, err := s.wdb.ExecContext(ctx, `
 		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?)
-		ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = excluded.error, updated_at = excluded.updated_at`,
+		ON CONFLICT(id) DO UPDATE SET status = excluded.status, error = excluded.error, updated_at = excluded.updated_at,
+			lease_owner = '', lease_until = 0`,
 			doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint, string(status), reason,
 			doc.Size, unixNano(doc.ModTime), time.Now().UnixNano(), encodeWarnings(doc.Warnings))
 		return err

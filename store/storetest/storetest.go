@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TextSearchCJK", s.testTextSearchCJK},
 		{"Neighbourhoods", s.testNeighbourhoods},
 		{"StatusLifecycle", s.testStatusLifecycle},
+		{"Claim", s.testClaim},
 		{"RenameDocument", s.testRenameDocument},
 		{"NotFound", s.testNotFound},
 		{"CancelledWrite", s.testCancelledWrite},
