@@ -227,7 +227,7 @@ func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
 	return data, info, nil
 }
 
-// SizeText writes n bytes for people: "80 MiB", "63.9 MiB", "120 bytes".
+// SizeText writes n bytes for people: "80 MiB", "200 MB", "63.9 MiB", "120 bytes".
 func SizeText(n int64) string {
 	units := []string{"KiB", "MiB", "GiB", "TiB"}
 	if n < 1<<10 {
@@ -239,6 +239,15 @@ func SizeText(n int64) string {
 	}
 	if n%div == 0 {
 		return fmt.Sprintf("%d %s", n/div, units[i])
+	}
+	// A limit given in decimal units ("200MB") reads back as given.
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+		if n%u.n == 0 {
+			return fmt.Sprintf("%d %s", n/u.n, u.name)
+		}
 	}
 	return fmt.Sprintf("%.1f %s", float64(n)/float64(div), units[i])
 }

@@ -252,3 +252,14 @@ func TestFileError(t *testing.T) {
 		t.Errorf("FileError = %q, Is(Encrypted) = %v", err, errors.Is(err, loader.ErrEncryptedPDF))
 	}
 }
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{
+		120: "120 bytes", 1 << 10: "1 KiB", 64 << 20: "64 MiB", 80 << 20: "80 MiB",
+		200_000_000: "200 MB", 31458369: "30.0 MiB", 3 << 29: "1.5 GiB", 1 << 40: "1 TiB",
+	} {
+		if got := loader.SizeText(n); got != want {
+			t.Errorf("SizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
