@@ -248,8 +248,15 @@ func (s *Store) warm(ctx context.Context, drop bool) error {
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: warm: %w", s.path, err)
 	}
+	// Dropping, read through the write connection: the read pool maps the
+	// database file into memory (mmap_size), which a scan of every vector
+	// would fill.
+	db := s.rdb
+	if drop && s.wdb != nil {
+		db = s.wdb
+	}
 	for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
-		if err := x.ensure(ctx, s.rdb, gen); err != nil {
+		if err := x.ensure(ctx, db, gen); err != nil {
 			return fmt.Errorf("sqlite store %s: warm %s vectors: %w", s.path, x.table, err)
 		}
 		if drop {
