@@ -81,16 +81,49 @@ func Build(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMen
 
 // BuildResolved is Build, also returning the merges entity resolution made.
 func BuildResolved(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMention, []Merge) {
+	return build(chunks, false)
+}
+
+// BuildReleasing is BuildResolved for a caller that needs the extractions
+// no more: each chunk's Extraction is set to nil as soon as its rows are
+// built, so a big document's extractions and rows are not all held at once.
+func BuildReleasing(chunks []ChunkExtraction) ([]store.EntityMention, []store.RelationMention, []Merge) {
+	return build(chunks, true)
+}
+
+func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []store.RelationMention, []Merge) {
 	merges := Resolve(chunks)
 	fold := make(map[string]string, len(merges)) // short form key -> full name key
 	for _, m := range merges {
 		fold[NormalizeKey(m.Short)] = NormalizeKey(m.Full)
 	}
-	var ents []store.EntityMention
-	var rels []store.RelationMention
+	// Sized for the usual case (rows at most the records; endpoints named
+	// only by a relation are rare) rather than grown by doubling, whose
+	// slack is half again the rows of a big document.
+	nEnts, nRels := 0, 0
 	for _, c := range chunks {
+		if c.Extraction != nil {
+			nEnts += len(c.Extraction.Entities)
+			nRels += len(c.Extraction.Relations)
+		}
+	}
+	ents := make([]store.EntityMention, 0, nEnts)
+	rels := make([]store.RelationMention, 0, nRels)
+	// One string per id, shared by its rows, not one per row.
+	ids := map[string]string{}
+	intern := func(id string) string {
+		if s, ok := ids[id]; ok {
+			return s
+		}
+		ids[id] = id
+		return id
+	}
+	for i, c := range chunks {
 		if c.Extraction == nil {
 			continue
+		}
+		if release {
+			chunks[i].Extraction = nil
 		}
 		entIdx := map[string]int{}
 		addEntity := func(name, typ, desc string) string {
@@ -101,7 +134,7 @@ func BuildResolved(chunks []ChunkExtraction) ([]store.EntityMention, []store.Rel
 			if full, ok := fold[key]; ok {
 				key = full
 			}
-			id := "e" + shortHash(key)
+			id := intern("e" + shortHash(key))
 			if i, ok := entIdx[id]; ok {
 				m := &ents[i]
 				if NormalizeKey(m.Name) != key && NormalizeKey(name) == key {
@@ -130,7 +163,7 @@ func BuildResolved(chunks []ChunkExtraction) ([]store.EntityMention, []store.Rel
 			if src == "" || tgt == "" || src == tgt {
 				continue
 			}
-			id := RelationID(src, tgt, "")
+			id := intern(RelationID(src, tgt, ""))
 			w := r.Weight
 			if w <= 0 {
 				w = 1

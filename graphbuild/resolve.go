@@ -96,21 +96,15 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 	}
 	// Surnames. A word the document also writes in lower case is a common
 	// word capitalised by its place ("President", "Revolution"), no surname.
-	var text strings.Builder
+	// Word by word, chunk by chunk: a whole book's text is not copied, nor
+	// its words listed, to find the few thousand written in lower case.
+	lowerWords := map[string]bool{}
 	for _, c := range chunks {
-		text.WriteString(c.Text)
-		text.WriteByte('\n')
+		addLowerWords(lowerWords, c.Text)
 		if c.Text == "" && c.Extraction != nil {
 			for _, e := range c.Extraction.Entities {
-				text.WriteString(e.Description)
-				text.WriteByte('\n')
+				addLowerWords(lowerWords, e.Description)
 			}
-		}
-	}
-	lowerWords := map[string]bool{}
-	for _, w := range strings.FieldsFunc(text.String(), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) {
-			lowerWords[w] = true
 		}
 	}
 	fulls := map[string][]string{} // last word (key) -> full names' keys
@@ -150,6 +144,30 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Short < out[j].Short })
 	return out
+}
+
+// addLowerWords adds to set the words of text (runs of letters) that begin
+// with a lower-case letter.
+func addLowerWords(set map[string]bool, text string) {
+	start := -1
+	for i, r := range text {
+		switch letter := unicode.IsLetter(r); {
+		case letter && start < 0:
+			start = i
+		case !letter && start >= 0:
+			addLowerWord(set, text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		addLowerWord(set, text[start:])
+	}
+}
+
+func addLowerWord(set map[string]bool, w string) {
+	if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) && !set[w] {
+		set[strings.Clone(w)] = true // not a view keeping the chunk's text alive
+	}
 }
 
 type docName struct {

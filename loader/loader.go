@@ -112,8 +112,9 @@ type Loader struct {
 // Option configures a Loader.
 type Option func(*Loader)
 
-// WithMaxBytes sets the largest file Load accepts; larger files fail with ErrTooLarge.
-// n <= 0 keeps the default (64 MiB).
+// WithMaxBytes sets the largest file Load accepts; larger files fail with
+// ErrTooLarge, in a message naming the setting the commands expose it as
+// (--max-file-size). n <= 0 keeps the default (64 MiB).
 func WithMaxBytes(n int64) Option {
 	return func(l *Loader) {
 		if n > 0 {
@@ -232,14 +233,39 @@ func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: not a regular file (a named pipe, device or socket)", ErrUnsupported)
 	}
 	if info.Size() > l.maxBytes {
-		return nil, nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, info.Size(), l.maxBytes)
+		return nil, nil, fmt.Errorf("%w: is %s, over --max-file-size %s", ErrTooLarge, SizeText(info.Size()), SizeText(l.maxBytes))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, l.maxBytes+1))
 	if err != nil {
 		return nil, nil, err
 	}
 	if int64(len(data)) > l.maxBytes {
-		return nil, nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, l.maxBytes)
+		return nil, nil, fmt.Errorf("%w: grew past --max-file-size %s while read", ErrTooLarge, SizeText(l.maxBytes))
 	}
 	return data, info, nil
+}
+
+// SizeText writes n bytes for people: "80 MiB", "200 MB", "63.9 MiB", "120 bytes".
+func SizeText(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	i, div := 0, int64(1<<10)
+	for i < len(units)-1 && n >= div<<10 {
+		i, div = i+1, div<<10
+	}
+	if n%div == 0 {
+		return fmt.Sprintf("%d %s", n/div, units[i])
+	}
+	// A limit given in decimal units ("200MB") reads back as given.
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+		if n%u.n == 0 {
+			return fmt.Sprintf("%d %s", n/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%.1f %s", float64(n)/float64(div), units[i])
 }

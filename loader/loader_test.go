@@ -133,7 +133,7 @@ func TestLoadErrors(t *testing.T) {
 		{"NUL bytes", file("image.txt", "GIF89a\x01\x00\x01\x00\x00\xff"), nil, loader.ErrBinary, "NUL byte at offset 7"},
 		{"control characters", file("ctl.md", strings.Repeat("ab\x01\x02\x03\x04", 50)), nil, loader.ErrBinary, "control characters"},
 		{"invalid UTF-8 rejected", file("latin1.txt", "ok caf\xE9 and na\xEFve"), []loader.Option{loader.WithInvalidUTF8(loader.Reject)}, loader.ErrInvalidUTF8, "2 bad bytes, first at byte 6"},
-		{"too large", file("big.txt", string(big)), []loader.Option{loader.WithMaxBytes(100)}, loader.ErrTooLarge, "120 bytes, limit 100"},
+		{"too large", file("big.txt", string(big)), []loader.Option{loader.WithMaxBytes(100)}, loader.ErrTooLarge, "is 120 bytes, over --max-file-size 100 bytes"},
 		{"unsupported extension", file("report.docx", "PK"), nil, loader.ErrUnsupported, `".docx"`},
 		{"no extension", file("README", "hello"), nil, loader.ErrUnsupported, "no file extension"},
 		{"directory", func(t *testing.T) string {
@@ -159,7 +159,7 @@ func TestLoadErrors(t *testing.T) {
 		{"huge xref stream size", fixture("hugesize.pdf"), nil, loader.ErrMalformedPDF, "/Size 99999999999"},
 		{"object stream inside itself", fixture("objstmcycle.pdf"), nil, loader.ErrMalformedPDF, "inside itself"},
 		{"huge predictor rows", fixture("hugecolumns.pdf"), nil, loader.ErrMalformedPDF, "/Columns 100000000000"},
-		{"pdf too large", fixture("prose.pdf"), []loader.Option{loader.WithMaxBytes(1000)}, loader.ErrTooLarge, "limit 1000"},
+		{"pdf too large", fixture("prose.pdf"), []loader.Option{loader.WithMaxBytes(1000)}, loader.ErrTooLarge, "over --max-file-size 1000 bytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,5 +250,16 @@ func TestFileError(t *testing.T) {
 	err := error(&loader.FileError{Path: "docs/a.pdf", Err: loader.ErrEncryptedPDF})
 	if err.Error() != "load docs/a.pdf: encrypted PDF" || !errors.Is(err, loader.ErrEncryptedPDF) || errors.Is(err, loader.ErrMalformedPDF) {
 		t.Errorf("FileError = %q, Is(Encrypted) = %v", err, errors.Is(err, loader.ErrEncryptedPDF))
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{
+		120: "120 bytes", 1 << 10: "1 KiB", 64 << 20: "64 MiB", 80 << 20: "80 MiB",
+		200_000_000: "200 MB", 31458369: "30.0 MiB", 3 << 29: "1.5 GiB", 1 << 40: "1 TiB",
+	} {
+		if got := loader.SizeText(n); got != want {
+			t.Errorf("SizeText(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

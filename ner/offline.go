@@ -3,6 +3,7 @@ package ner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -457,7 +458,13 @@ func (x *offExtraction) entities() []Entity {
 }
 
 func (x *offExtraction) result() *Extraction {
-	return &Extraction{Entities: x.entities(), Relations: x.rels}
+	// An exact copy: the slice grew by doubling, and a document's
+	// extractions may all be held until its graph is built.
+	var rels []Relation
+	if len(x.rels) > 0 {
+		rels = slices.Clone(x.rels)
+	}
+	return &Extraction{Entities: x.entities(), Relations: rels}
 }
 
 // offKey normalises a name the way the graph merges names: lower case,

@@ -29,11 +29,13 @@ const DefaultStore = "sqlite://./.docgraph/graph.db"
 // Settings are the knobs shared by the commands; flags, DOCGRAPH_* variables
 // and docgraph.yaml all end up here.
 type Settings struct {
-	Store         string
-	Embedder      string // "hash" or "hash:DIM"
-	ChunkTokens   int
-	ChunkOverlap  int
-	Concurrency   int
+	Store        string
+	Embedder     string // "hash" or "hash:DIM"
+	ChunkTokens  int
+	ChunkOverlap int
+	Concurrency  int
+	// MaxFileSize is the largest file ingest reads (0: loader.DefaultMaxBytes).
+	MaxFileSize   ByteSize
 	Neo4jDatabase string
 	// Neo4jUser and Neo4jPassword come from docgraph.yaml or DOCGRAPH_NEO4J_*
 	// when NEO4J_USER / NEO4J_PASSWORD are not set; never logged.
@@ -262,7 +264,7 @@ func New(s Settings, m *Models, st Store) (*Pipeline, error) {
 		return nil, fmt.Errorf("splitter: %w", err)
 	}
 	return &Pipeline{
-		Loader:      loader.New(),
+		Loader:      loader.New(loader.WithMaxBytes(int64(s.MaxFileSize))),
 		Splitter:    sp,
 		Extractor:   m.Extractor,
 		Embedder:    m.Embedder,
@@ -302,4 +304,6 @@ func (s *Settings) AddIngestFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.ChunkTokens, "chunk-tokens", 768, "chunk size in tokens (cl100k)")
 	fs.IntVar(&s.ChunkOverlap, "chunk-overlap", 32, "overlap between consecutive chunks in tokens")
 	fs.IntVar(&s.Concurrency, "concurrency", 4, "documents (and chunk extractions) processed at once")
+	s.MaxFileSize = ByteSize(loader.DefaultMaxBytes)
+	fs.Var(&s.MaxFileSize, "max-file-size", "largest file read, e.g. 64MiB or 200MB; bigger files fail with a message naming this flag (at most 1GiB)")
 }

@@ -592,7 +592,8 @@ func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*sto
 	if err := g.Wait(); err != nil {
 		return nil, stats, err
 	}
-	ents, rels, merges := graphbuild.BuildResolved(extractions)
+	ents, rels, merges := graphbuild.BuildReleasing(extractions)
+	extractions = nil
 	stats.Merged = len(merges)
 
 	texts := make([]string, len(chunks))

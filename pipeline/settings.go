@@ -28,6 +28,7 @@ var configKeys = map[string]bound{
 	"chunk-tokens": {"16", "65536"}, "chunk-overlap": {"0", "65535"}, "concurrency": {"1", "256"},
 	"prune": {}, "json": {}, "cpuprofile": {}, "watch": {},
 	"debounce": {"0s", "1h"}, "shutdown-timeout": {"0s", "24h"}, "kg-triples": {},
+	"max-file-size": {"1KiB", "1GiB"},
 	// models (ingest, delete, query)
 	"llm": {}, "gleaning": {"0", "20"}, "ner-variant": {}, "entity-types": {},
 	"llm-concurrency": {"1", "1024"}, "rpm": {"0", "100000000"}, "tpm": {"0", "10000000000"},
@@ -133,6 +134,11 @@ func within(typ, v string, b bound) (bool, error) {
 		x, err := strconv.ParseFloat(v, 64)
 		lo, _ := strconv.ParseFloat(b.lo, 64)
 		hi, _ := strconv.ParseFloat(b.hi, 64)
+		return x >= lo && x <= hi, err
+	case "size":
+		x, err := ParseByteSize(v)
+		lo, _ := ParseByteSize(b.lo)
+		hi, _ := ParseByteSize(b.hi)
 		return x >= lo && x <= hi, err
 	case "duration":
 		x, err := time.ParseDuration(v)

@@ -148,10 +148,11 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	sum, err := p.Ingest(sd.work, opts.Paths, pipeline.Options{Prune: opts.Prune, Stop: ctx.Done()})
 	err = sd.settle(err, io.Err)
 	prog.finish()
-	if w, ok := st.(interface{ Warm(context.Context) error }); ok && err == nil && sum.Added+sum.Updated+sum.Deleted+sum.Renamed > 0 {
-		// Build the vector caches now so the first query is fast; a failure
-		// here costs only speed.
-		_ = w.Warm(ctx)
+	if w, ok := st.(interface{ SaveSidecars(context.Context) error }); ok && err == nil && sum.Added+sum.Updated+sum.Deleted+sum.Renamed > 0 {
+		// Build the vector caches now so the first query is fast (one
+		// matrix at a time: ingest searches nothing); a failure here costs
+		// only speed.
+		_ = w.SaveSidecars(ctx)
 	}
 	if sum != nil {
 		sum.LLM = models.Stats()

@@ -235,14 +235,34 @@ func (x *vecIndex) close() {
 
 // Warm loads the vector indexes now (writing their sidecars), so that the
 // first query after an ingest does not pay for it.
-func (s *Store) Warm(ctx context.Context) error {
+func (s *Store) Warm(ctx context.Context) error { return s.warm(ctx, false) }
+
+// SaveSidecars writes the vector sidecars for the next process, as Warm
+// does, but holds one matrix at a time and drops each once written: a
+// process that will not search (ingest) need not hold every vector of a
+// big graph at once.
+func (s *Store) SaveSidecars(ctx context.Context) error { return s.warm(ctx, true) }
+
+func (s *Store) warm(ctx context.Context, drop bool) error {
 	gen, err := s.generation(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: warm: %w", s.path, err)
 	}
+	// Dropping, read through the write connection: the read pool maps the
+	// database file into memory (mmap_size), which a scan of every vector
+	// would fill.
+	db := s.rdb
+	if drop && s.wdb != nil {
+		db = s.wdb
+	}
 	for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
-		if err := x.ensure(ctx, s.rdb, gen); err != nil {
+		if err := x.ensure(ctx, db, gen); err != nil {
 			return fmt.Errorf("sqlite store %s: warm %s vectors: %w", s.path, x.table, err)
+		}
+		if drop {
+			x.mu.Lock()
+			x.reset()
+			x.mu.Unlock()
 		}
 	}
 	return nil

@@ -24,6 +24,34 @@ type change struct {
 	chunkVecs []vecUpdate
 	entVecs   []vecUpdate
 	relVecs   []vecUpdate
+	// kept counts the entity and relation vectors held for patching the
+	// in-memory indexes after commit; past maxVecUpdates none are held and
+	// those indexes catch up from the vector log instead (stale says so).
+	kept  int
+	stale bool
+}
+
+// maxVecUpdates bounds the merged vectors one transaction holds until it
+// commits: a whole book touches hundreds of thousands of entities and
+// relations, whose vectors would otherwise all be in memory at once.
+var maxVecUpdates = 16384
+
+// keep returns v to hold for the index patch, or nil once the transaction
+// has changed too many vectors to patch (its ids are still logged).
+func (ch *change) keep(v []float32) []float32 {
+	if ch.stale {
+		return nil
+	}
+	if ch.kept++; ch.kept > maxVecUpdates {
+		ch.stale = true
+		for _, ups := range [][]vecUpdate{ch.entVecs, ch.relVecs} {
+			for i := range ups {
+				ups[i].vec = nil
+			}
+		}
+		return nil
+	}
+	return v
 }
 
 func newChange() *change {
@@ -283,8 +311,13 @@ func (s *Store) tryTx(ctx context.Context, fn func(*sql.Tx, *change) error) erro
 		return fmt.Errorf("commit: %w", err)
 	}
 	s.chunkVecs.apply(gen-1, gen, ch.chunkVecs)
-	s.entityVecs.apply(gen-1, gen, ch.entVecs)
-	s.relationVecs.apply(gen-1, gen, ch.relVecs)
+	// A stale change kept no vectors to patch with: a loaded index stays
+	// at the previous generation and catches up from the vector log (or
+	// reloads) on its next search.
+	if !ch.stale {
+		s.entityVecs.apply(gen-1, gen, ch.entVecs)
+		s.relationVecs.apply(gen-1, gen, ch.relVecs)
+	}
 	return nil
 }
 
@@ -403,25 +436,95 @@ func (s *Store) insertDocuments(ctx context.Context, tx *sql.Tx, ws []*store.Doc
 	return nil
 }
 
+// reconcilePage is how many touched entities (or relations) reconcile
+// merges at a time: their mentions, merged rows and vectors are what it
+// holds, so a write touching a whole book's graph (hundreds of thousands
+// of entities, millions of mentions) stays within bounded memory.
+var reconcilePage = 4096
+
 // reconcile recomputes every touched entity and relation from all of its
-// remaining mentions: one MergeEntities and one MergeRelations call per write.
-// A relation exists while it has mentions and both endpoint entities exist,
-// so relations of entities that appeared or vanished are touched too. Rows
-// whose merged form did not change are not rewritten.
+// remaining mentions, a page of ids at a time (one MergeEntities and one
+// MergeRelations call per page; merges are per id, so paging changes no
+// result). A relation exists while it has mentions and both endpoint
+// entities exist, so relations of entities that appeared or vanished are
+// touched too. Rows whose merged form did not change are not rewritten.
 func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	if _, err := tx.ExecContext(ctx, `
 		CREATE TEMP TABLE IF NOT EXISTS touched_entities(id TEXT PRIMARY KEY) WITHOUT ROWID;
 		CREATE TEMP TABLE IF NOT EXISTS touched_relations(id TEXT PRIMARY KEY) WITHOUT ROWID;
-		CREATE TEMP TABLE IF NOT EXISTS fts_dirty(id TEXT PRIMARY KEY) WITHOUT ROWID;
-		DELETE FROM temp.touched_entities;
-		DELETE FROM temp.touched_relations;
-		DELETE FROM temp.fts_dirty;`); err != nil {
+		CREATE TEMP TABLE IF NOT EXISTS fts_dirty(id TEXT PRIMARY KEY) WITHOUT ROWID;`); err != nil {
 		return fmt.Errorf("prepare reconcile: %w", err)
 	}
+	var deleted []string
+	appeared := false
+	for page := range pages(ch.entities) {
+		del, app, err := s.reconcileEntities(ctx, tx, ch, page)
+		if err != nil {
+			return err
+		}
+		deleted = append(deleted, del...)
+		appeared = appeared || app
+	}
+	// Relations: those mentioned by the change, those whose endpoint entity
+	// vanished, and, when entities appeared, the dangling ones waiting for one.
+	// (A relation row can only name entities that existed before this write,
+	// so only deleted entities need looking up among the stored relations.)
+	if len(deleted) > 0 {
+		if err := collect(ctx, tx, ch.relations, `
+			SELECT r.id FROM json_each(?) j CROSS JOIN relations r ON r.source_id = j.value
+			UNION SELECT r.id FROM json_each(?) j CROSS JOIN relations r ON r.target_id = j.value`, jsonList(deleted), jsonList(deleted)); err != nil {
+			return fmt.Errorf("relations of deleted entities: %w", err)
+		}
+	}
+	if appeared {
+		if err := collect(ctx, tx, ch.relations, `SELECT id FROM dangling_relations`); err != nil {
+			return fmt.Errorf("dangling relations: %w", err)
+		}
+	}
+	for page := range pages(ch.relations) {
+		if err := s.reconcileRelations(ctx, tx, ch, page); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	// Entities.
-	if err := fill(ctx, tx, "touched_entities", ch.entities); err != nil {
-		return err
+// pages yields the ids of set in sorted pages of at most reconcilePage.
+func pages(set map[string]bool) func(func(map[string]bool) bool) {
+	return func(yield func(map[string]bool) bool) {
+		ids := slices.Sorted(maps.Keys(set))
+		for len(ids) > 0 {
+			n := min(len(ids), reconcilePage)
+			page := make(map[string]bool, n)
+			for _, id := range ids[:n] {
+				page[id] = true
+			}
+			if !yield(page) {
+				return
+			}
+			ids = ids[n:]
+		}
+	}
+}
+
+// resetTemp empties the temp tables reconcile works through.
+func resetTemp(ctx context.Context, tx *sql.Tx, tables ...string) error {
+	for _, t := range tables {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM temp.`+t); err != nil {
+			return fmt.Errorf("reset %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// reconcileEntities re-merges one page of touched entities. It returns the
+// ids it deleted and whether any entity appeared.
+func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, page map[string]bool) ([]string, bool, error) {
+	if err := resetTemp(ctx, tx, "touched_entities", "fts_dirty"); err != nil {
+		return nil, false, err
+	}
+	if err := fill(ctx, tx, "touched_entities", page); err != nil {
+		return nil, false, err
 	}
 	existed := map[string]store.Entity{}
 	// Every join in reconcile starts from the few touched ids: CROSS JOIN
@@ -430,39 +533,41 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	// per write, which made ingest quadratic in the graph's size.
 	rows, err := tx.QueryContext(ctx, `SELECT `+entityColumns+` FROM temp.touched_entities t CROSS JOIN entities e ON e.id = t.id`)
 	if err != nil {
-		return fmt.Errorf("load touched entities: %w", err)
+		return nil, false, fmt.Errorf("load touched entities: %w", err)
 	}
 	for rows.Next() {
 		e, err := scanEntity(rows)
 		if err != nil {
 			rows.Close()
-			return fmt.Errorf("load touched entities: %w", err)
+			return nil, false, fmt.Errorf("load touched entities: %w", err)
 		}
 		existed[e.ID] = e
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load touched entities: %w", err)
+		return nil, false, fmt.Errorf("load touched entities: %w", err)
 	}
 	egroups, err := entityGroups(ctx, tx)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	var merged []store.Entity
 	if len(egroups) > 0 {
 		if merged, err = s.merger.MergeEntities(ctx, egroups); err != nil {
-			return fmt.Errorf("merge %d entities: %w", len(egroups), err)
+			return nil, false, fmt.Errorf("merge %d entities: %w", len(egroups), err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, false, err
 	}
 	mentions := chunkCounts(egroups)
+	egroups = nil
 	flipped, kept, dirty := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var upserts []store.Entity
+	appeared := false
 	for _, e := range merged {
-		if !ch.entities[e.ID] {
-			return fmt.Errorf("merger returned entity %s, which no mention names", e.ID)
+		if !page[e.ID] {
+			return nil, false, fmt.Errorf("merger returned entity %s, which no mention names", e.ID)
 		}
 		e.Mentions = mentions[e.ID]
 		kept[e.ID] = true
@@ -470,6 +575,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		switch {
 		case !ok:
 			flipped[e.ID] = true
+			appeared = true
 		case sameEntity(old, e):
 			continue
 		case old.Name == e.Name && old.Description == e.Description:
@@ -477,7 +583,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 			dirty[e.ID] = true
 		}
 		upserts = append(upserts, e)
-		ch.entVecs = append(ch.entVecs, vecUpdate{id: e.ID, vec: e.Embedding})
+		ch.entVecs = append(ch.entVecs, vecUpdate{id: e.ID, vec: ch.keep(e.Embedding)})
 	}
 	var deleted []string
 	for id := range existed {
@@ -490,25 +596,25 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 	}
 	// Out of the FTS index go the old texts of changed and deleted rows...
 	if err := fill(ctx, tx, "fts_dirty", dirty); err != nil {
-		return err
+		return nil, false, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM entities_fts WHERE rowid IN
 		(SELECT e.seq FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id)`); err != nil {
-		return fmt.Errorf("unindex entities: %w", err)
+		return nil, false, fmt.Errorf("unindex entities: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`, jsonList(deleted)); err != nil {
-		return fmt.Errorf("delete entities: %w", err)
+		return nil, false, fmt.Errorf("delete entities: %w", err)
 	}
 	up := newBatch(ctx, tx, `INSERT INTO entities(id, name, type, description, mentions, embedding)`, 6,
 		` ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type, description = excluded.description,
 			mentions = excluded.mentions, embedding = excluded.embedding`)
 	for _, e := range upserts {
 		if err := up.add(e.ID, e.Name, e.Type, e.Description, e.Mentions, encodeVector(e.Embedding)); err != nil {
-			return fmt.Errorf("upsert entities: %w", err)
+			return nil, false, fmt.Errorf("upsert entities: %w", err)
 		}
 	}
 	if err := up.flush(); err != nil {
-		return fmt.Errorf("upsert entities: %w", err)
+		return nil, false, fmt.Errorf("upsert entities: %w", err)
 	}
 	// ...and in go the new texts of new and changed rows.
 	for id := range flipped {
@@ -517,34 +623,25 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		}
 	}
 	if err := fill(ctx, tx, "fts_dirty", dirty); err != nil {
-		return err
+		return nil, false, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO entities_fts(rowid, name, description)
 		SELECT e.seq, docgraph_fts(e.name), docgraph_fts(e.description) FROM temp.fts_dirty d CROSS JOIN entities e ON e.id = d.id`); err != nil {
-		return fmt.Errorf("index entities: %w", err)
+		return nil, false, fmt.Errorf("index entities: %w", err)
 	}
+	return deleted, appeared, nil
+}
 
-	// Relations: those mentioned by the change, those whose endpoint entity
-	// vanished, and, when entities appeared, the dangling ones waiting for one.
-	// (A relation row can only name entities that existed before this write,
-	// so only deleted entities need looking up among the stored relations.)
-	if len(deleted) > 0 {
-		if err := collect(ctx, tx, ch.relations, `
-			SELECT r.id FROM json_each(?) j CROSS JOIN relations r ON r.source_id = j.value
-			UNION SELECT r.id FROM json_each(?) j CROSS JOIN relations r ON r.target_id = j.value`, jsonList(deleted), jsonList(deleted)); err != nil {
-			return fmt.Errorf("relations of deleted entities: %w", err)
-		}
+// reconcileRelations re-merges one page of touched relations.
+func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, page map[string]bool) error {
+	if err := resetTemp(ctx, tx, "touched_relations"); err != nil {
+		return err
 	}
-	if len(flipped) > len(deleted) {
-		if err := collect(ctx, tx, ch.relations, `SELECT id FROM dangling_relations`); err != nil {
-			return fmt.Errorf("dangling relations: %w", err)
-		}
-	}
-	if err := fill(ctx, tx, "touched_relations", ch.relations); err != nil {
+	if err := fill(ctx, tx, "touched_relations", page); err != nil {
 		return err
 	}
 	rexisted := map[string]store.Relation{}
-	rows, err = tx.QueryContext(ctx, `SELECT `+relationColumns+` FROM temp.touched_relations t CROSS JOIN relations r ON r.id = t.id`)
+	rows, err := tx.QueryContext(ctx, `SELECT `+relationColumns+` FROM temp.touched_relations t CROSS JOIN relations r ON r.id = t.id`)
 	if err != nil {
 		return fmt.Errorf("load touched relations: %w", err)
 	}
@@ -583,7 +680,8 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 			dangling = append(dangling, g[0].RelationID)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM dangling_relations WHERE id IN (SELECT value FROM json_each(?))`, jsonList(slices.Collect(maps.Keys(ch.relations)))); err != nil {
+	allGroups = nil
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dangling_relations WHERE id IN (SELECT value FROM json_each(?))`, jsonList(slices.Collect(maps.Keys(page)))); err != nil {
 		return fmt.Errorf("dangling relations: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO dangling_relations(id) SELECT value FROM json_each(?)`, jsonList(dangling)); err != nil {
@@ -603,7 +701,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		` ON CONFLICT(id) DO UPDATE SET source_id = excluded.source_id, target_id = excluded.target_id, type = excluded.type,
 			keywords = excluded.keywords, description = excluded.description, weight = excluded.weight, embedding = excluded.embedding`)
 	for _, r := range rmerged {
-		if !ch.relations[r.ID] {
+		if !page[r.ID] {
 			return fmt.Errorf("merger returned relation %s, which no mention names", r.ID)
 		}
 		rkept[r.ID] = true
@@ -613,7 +711,7 @@ func (s *Store) reconcile(ctx context.Context, tx *sql.Tx, ch *change) error {
 		if err := rup.add(r.ID, r.SourceID, r.TargetID, r.Type, r.Keywords, r.Description, r.Weight, encodeVector(r.Embedding)); err != nil {
 			return fmt.Errorf("upsert relations: %w", err)
 		}
-		ch.relVecs = append(ch.relVecs, vecUpdate{id: r.ID, vec: r.Embedding})
+		ch.relVecs = append(ch.relVecs, vecUpdate{id: r.ID, vec: ch.keep(r.Embedding)})
 	}
 	if err := rup.flush(); err != nil {
 		return fmt.Errorf("upsert relations: %w", err)

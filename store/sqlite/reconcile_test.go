@@ -1,0 +1,115 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"docgraph/store"
+	"docgraph/store/storetest"
+)
+
+// TestReconcileInPagesMatchesOneGo: merging touched entities and relations
+// a page at a time, and patching the vector indexes of a write too big to
+// hold its vectors from the vector log instead, leaves exactly the rows,
+// full-text entries and search results of the one-page store.
+func TestReconcileInPagesMatchesOneGo(t *testing.T) {
+	ctx := context.Background()
+	opts := storetest.Options()
+	dim := opts.Embedder.Dimension
+	whole, paged := openTemp(t, opts), openTemp(t, opts)
+	defer whole.Close()
+	defer paged.Close()
+	setPages := func(page, vecs int) func() {
+		oldPage, oldVecs := reconcilePage, maxVecUpdates
+		reconcilePage, maxVecUpdates = page, vecs
+		return func() { reconcilePage, maxVecUpdates = oldPage, oldVecs }
+	}
+	docs := []*store.DocumentWrite{
+		synthetic(syntheticSize{docID: "d1", path: "/d1.txt", chunks: 12, entities: 120, relations: 60, pool: 80, seed: 1, dim: dim}),
+		synthetic(syntheticSize{docID: "d2", path: "/d2.txt", chunks: 10, entities: 100, relations: 50, pool: 80, seed: 2, dim: dim}),
+	}
+	query := docs[0].Chunks[0].Embedding
+	steps := []func(s *Store) error{
+		func(s *Store) error { return s.WriteDocument(ctx, docs[0]) },
+		func(s *Store) error { _, err := s.SearchEntities(ctx, query, 5); return err }, // loads the index
+		func(s *Store) error { return s.WriteDocument(ctx, docs[1]) },
+		func(s *Store) error { return s.DeleteDocument(ctx, "d1") },
+	}
+	for i, step := range steps {
+		if err := step(whole); err != nil {
+			t.Fatalf("step %d, one page: %v", i, err)
+		}
+		restore := setPages(7, 10)
+		err := step(paged)
+		restore()
+		if err != nil {
+			t.Fatalf("step %d, pages of 7: %v", i, err)
+		}
+		for k, q := range []string{
+			`SELECT id, name, type, description, mentions, hex(embedding) FROM entities ORDER BY id`,
+			`SELECT id, source_id, target_id, keywords, description, weight, hex(embedding) FROM relations ORDER BY id`,
+			`SELECT e.id, f.name, f.description FROM entities_fts f JOIN entities e ON e.seq = f.rowid ORDER BY e.id`,
+			`SELECT id FROM dangling_relations ORDER BY id`,
+		} {
+			a, b := dump(t, whole.wdb, q), dump(t, paged.wdb, q)
+			if a != b {
+				t.Fatalf("step %d: %s differs:\none page: %.300s\npaged:    %.300s", i, q, a, b)
+			}
+			if i == 0 && k < 2 && strings.Count(a, "\n") <= 7 {
+				t.Fatalf("step %d: %d rows do not fill two pages: %s", i, strings.Count(a, "\n"), q)
+			}
+		}
+		ea, err1 := whole.SearchEntities(ctx, query, 10)
+		eb, err2 := paged.SearchEntities(ctx, query, 10)
+		ra, err3 := whole.SearchRelations(ctx, query, 10)
+		rb, err4 := paged.SearchRelations(ctx, query, 10)
+		if err := cmpErr(err1, err2, err3, err4); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ea) != fmt.Sprint(eb) || fmt.Sprint(ra) != fmt.Sprint(rb) {
+			t.Fatalf("step %d: searches differ:\n%v\n%v\n%v\n%v", i, ea, eb, ra, rb)
+		}
+	}
+	if paged.entityVecs.catchUps.Load() == 0 || paged.relationVecs.catchUps.Load() == 0 {
+		t.Error("the paged store's indexes never caught up from the vector log: its writes kept their vectors")
+	}
+}
+
+func cmpErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dump(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(slices.Clip(out), "\n") + "\n"
+}
