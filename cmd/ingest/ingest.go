@@ -149,9 +149,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	err = sd.settle(err, io.Err)
 	prog.finish()
 	if w, ok := st.(interface{ SaveSidecars(context.Context) error }); ok && err == nil && sum.Added+sum.Updated+sum.Deleted+sum.Renamed > 0 {
-		// Build the vector caches now so the first query is fast (one
-		// matrix at a time: ingest searches nothing); a failure here costs
-		// only speed.
+		// Build the vector caches now so the first query is fast (streamed
+		// from the rows: ingest searches nothing, so it holds no matrix); a
+		// failure here costs only speed.
 		_ = w.SaveSidecars(ctx)
 	}
 	if sum != nil {

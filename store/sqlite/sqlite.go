@@ -278,8 +278,11 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 func (s *Store) initCaches() {
 	path := s.path
 	s.chunkVecs = newVecIndex("chunks", `SELECT id, doc_id, embedding FROM chunks WHERE embedding IS NOT NULL`)
+	s.chunkVecs.sizes = `SELECT id, doc_id, length(embedding) FROM chunks WHERE embedding IS NOT NULL`
 	s.entityVecs = newVecIndex("entities", `SELECT id, '', embedding FROM entities WHERE embedding IS NOT NULL`)
+	s.entityVecs.sizes = `SELECT id, '', length(embedding) FROM entities WHERE embedding IS NOT NULL`
 	s.relationVecs = newVecIndex("relations", `SELECT id, '', embedding FROM relations WHERE embedding IS NOT NULL`)
+	s.relationVecs.sizes = `SELECT id, '', length(embedding) FROM relations WHERE embedding IS NOT NULL`
 	if path != ":memory:" && !strings.HasPrefix(path, "file::memory:") {
 		for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
 			x.file, x.instance = path+".vec-"+x.table, s.instance

@@ -3,9 +3,12 @@ package sqlite
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"math"
 	"unsafe"
 )
@@ -109,6 +112,174 @@ func (x *vecIndex) saveFile(path string) {
 		return
 	}
 	commitTemp(f, path)
+}
+
+// streamFile writes the sidecar of x's table as of tx's snapshot, whose
+// generation is gen, straight from the rows: the bytes saveFile writes for
+// the index ensure would load from them, without holding the matrix (a big
+// graph's relation matrix alone is hundreds of MB). The first pass writes
+// the string table from ids, docs and embedding lengths; the second the
+// normalised vectors, in the same order. Both passes hash the rows they
+// take, so a second pass that did not see the first one's rows leaves no
+// file. The header goes in last and the file is renamed into place only
+// when complete, so a partial file is never read as valid. Failures to
+// write are not errors (the sidecar is only a cache); failures to read the
+// rows are.
+func (x *vecIndex) streamFile(ctx context.Context, tx *sql.Tx, gen int64) error {
+	if x.file == "" || x.sizes == "" {
+		return nil
+	}
+	f, err := createTemp(x.file)
+	if err != nil {
+		return nil
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			discardTemp(f)
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	var hdr [vecFileHeader]byte
+	w.Write(hdr[:]) // filled in once the counts are known
+	var strBytes uint64
+	str := func(s string) {
+		var n [2]byte
+		binary.LittleEndian.PutUint16(n[:], uint16(len(s)))
+		w.Write(n[:])
+		w.WriteString(s)
+		strBytes += uint64(2 + len(s))
+	}
+	seed := maphash.MakeSeed()
+	var first, second maphash.Hash
+	first.SetSeed(seed)
+	second.SetSeed(seed)
+	take := func(h *maphash.Hash, id, doc string) {
+		var n [4]byte
+		binary.LittleEndian.PutUint16(n[:], uint16(len(id)))
+		binary.LittleEndian.PutUint16(n[2:], uint16(len(doc)))
+		h.Write(n[:])
+		h.WriteString(id)
+		h.WriteString(doc)
+	}
+
+	// Pass 1: which rows the index would hold (ensure's rule: the first
+	// embedding of at least 4 bytes sets the dimension, and only
+	// embeddings of exactly that size are kept), and their strings.
+	str(x.instance)
+	rows, err := tx.QueryContext(ctx, x.sizes)
+	if err != nil {
+		return err
+	}
+	var n uint64
+	var dim int64
+	representable := true
+	for rows.Next() {
+		var id, doc string
+		var size int64
+		if err := rows.Scan(&id, &doc, &size); err != nil {
+			rows.Close()
+			return err
+		}
+		if dim == 0 && size >= 4 {
+			dim = size / 4
+		}
+		if size == 0 || size != 4*dim {
+			continue
+		}
+		if len(id) > math.MaxUint16 || len(doc) > math.MaxUint16 {
+			representable = false // as saveFile: no file
+			continue
+		}
+		str(id)
+		str(doc)
+		take(&first, id, doc)
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if !representable || n > math.MaxUint32 || dim > math.MaxUint32 {
+		return nil
+	}
+	end := vecFileHeader + strBytes
+	w.Write(make([]byte, alignUp(end)-end))
+
+	// Pass 2: the vectors, normalised as putBlob does, written as they come.
+	rows, err = tx.QueryContext(ctx, x.query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	vec := make([]float32, dim)
+	out := make([]byte, 4*dim)
+	var blob sql.RawBytes // decoded before the next row, so never copied
+	var m uint64
+	for rows.Next() {
+		var id, doc string
+		if err := rows.Scan(&id, &doc, &blob); err != nil {
+			return err
+		}
+		if len(blob) == 0 || int64(len(blob)) != 4*dim {
+			continue
+		}
+		take(&second, id, doc)
+		m++
+		for j := range vec {
+			vec[j] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*j:]))
+		}
+		normalize(vec)
+		for j, v := range vec {
+			binary.LittleEndian.PutUint32(out[4*j:], math.Float32bits(v))
+		}
+		w.Write(out)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if m != n || first.Sum64() != second.Sum64() {
+		return nil // the passes disagree: no file rather than a wrong one
+	}
+	if w.Flush() != nil {
+		return nil
+	}
+	copy(hdr[:8], vecFileMagic)
+	binary.LittleEndian.PutUint64(hdr[8:], uint64(gen))
+	binary.LittleEndian.PutUint32(hdr[16:], uint32(n))
+	binary.LittleEndian.PutUint32(hdr[20:], uint32(dim))
+	binary.LittleEndian.PutUint64(hdr[24:], strBytes)
+	if _, err := f.WriteAt(hdr[:], 0); err != nil {
+		return nil
+	}
+	committed = true
+	commitTemp(f, x.file)
+	return nil
+}
+
+// fileCurrent reports whether x's sidecar is at generation gen and of this
+// store, with the size its header promises: a cheap check, without reading
+// the matrix, that streamFile need not run again. A file damaged inside is
+// still caught, and replaced, by loadFile.
+func (x *vecIndex) fileCurrent(gen int64) bool {
+	var hdr [vecFileHeader]byte
+	f, size, ok := openSidecar(x.file, vecFileMagic, gen, hdr[:])
+	if !ok {
+		return false
+	}
+	defer f.Close()
+	n := uint64(binary.LittleEndian.Uint32(hdr[16:]))
+	dim := uint64(binary.LittleEndian.Uint32(hdr[20:]))
+	strBytes := binary.LittleEndian.Uint64(hdr[24:])
+	if size < 0 || strBytes > uint64(size) || (dim > 0 && n > uint64(size)/4/dim) ||
+		alignUp(vecFileHeader+strBytes)+4*n*dim != uint64(size) {
+		return false
+	}
+	inst := make([]byte, 2+len(x.instance))
+	if _, err := io.ReadFull(f, inst); err != nil {
+		return false
+	}
+	return int(binary.LittleEndian.Uint16(inst)) == len(x.instance) && string(inst[2:]) == x.instance
 }
 
 var errStaleVecFile = errors.New("vector sidecar is missing, stale or damaged")
@@ -238,9 +409,9 @@ func (x *vecIndex) close() {
 func (s *Store) Warm(ctx context.Context) error { return s.warm(ctx, false) }
 
 // SaveSidecars writes the vector sidecars for the next process, as Warm
-// does, but holds one matrix at a time and drops each once written: a
-// process that will not search (ingest) need not hold every vector of a
-// big graph at once.
+// does, but streams each file from the rows instead of loading the index
+// (streamFile): a process that will not search (ingest) need not hold any
+// matrix of a big graph.
 func (s *Store) SaveSidecars(ctx context.Context) error { return s.warm(ctx, true) }
 
 func (s *Store) warm(ctx context.Context, drop bool) error {
@@ -256,14 +427,47 @@ func (s *Store) warm(ctx context.Context, drop bool) error {
 		db = s.wdb
 	}
 	for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
-		if err := x.ensure(ctx, db, gen); err != nil {
-			return fmt.Errorf("sqlite store %s: warm %s vectors: %w", s.path, x.table, err)
-		}
+		ensure := x.ensure
 		if drop {
-			x.mu.Lock()
-			x.reset()
-			x.mu.Unlock()
+			ensure = x.saveDropped
+		}
+		if err := ensure(ctx, db, gen); err != nil {
+			return fmt.Errorf("sqlite store %s: warm %s vectors: %w", s.path, x.table, err)
 		}
 	}
 	return nil
+}
+
+// saveDropped brings x's sidecar to the store's generation and leaves x
+// unloaded. An index already loaded at that generation writes its own
+// matrix; otherwise the file is streamed from the rows (streamFile), so no
+// matrix is ever built.
+func (x *vecIndex) saveDropped(ctx context.Context, db *sql.DB, gen int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	defer x.reset()
+	if x.file == "" {
+		return nil
+	}
+	if x.loaded && x.gen == gen {
+		if !x.fileCurrent(gen) {
+			x.saveFile(x.file)
+		}
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// The generation is read in the snapshot the rows come from, so the file
+	// is labelled with exactly the state it holds.
+	var g int64
+	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
+		return fmt.Errorf("read generation: %w", err)
+	}
+	if x.fileCurrent(g) {
+		return nil
+	}
+	return x.streamFile(ctx, tx, g)
 }

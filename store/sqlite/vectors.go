@@ -45,6 +45,9 @@ func decodeVector(b []byte) []float32 {
 type vecIndex struct {
 	table string // counted to size the matrix
 	query string // selects id, doc id (or ''), embedding
+	// sizes is query with the embedding's length in bytes for the
+	// embedding, in the same order (streamFile's first pass).
+	sizes string
 	file  string // sidecar cache of the matrix; "" for none
 	// instance is the store's random id, written into the sidecar.
 	instance string
