@@ -35,13 +35,22 @@ type Document struct {
 	Issues   []Warning
 }
 
+// ContentID is the document id of content with the given Hash: the
+// identity NewDocument gives it ("" for a hash too short to be one).
+func ContentID(hash string) string {
+	if len(hash) < 32 {
+		return ""
+	}
+	return hash[:32]
+}
+
 // NewDocument makes a Document for text that does not come from a file
 // (for example evaluation passages); ID and Hash are computed from text.
 func NewDocument(path, format, title, text string) *Document {
 	sum := sha256.Sum256([]byte(text))
 	hash := hex.EncodeToString(sum[:])
 	return &Document{
-		ID:     hash[:32],
+		ID:     ContentID(hash),
 		Hash:   hash,
 		Path:   path,
 		Title:  title,

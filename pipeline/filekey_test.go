@@ -159,3 +159,47 @@ func TestFilesThatFailedInTheirBytesAreNotReadAgain(t *testing.T) {
 	setMTime(t, empty, 30*time.Minute)
 	run("after the file is fixed", 1, 0, 1)
 }
+
+// A copy of another file is stored once; its row remembers the copy's key,
+// so a re-run reads neither file. When the original goes, the copy is read
+// again and takes the document over.
+func TestCopiesAreNotReadAgain(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	orig, copied := filepath.Join(docs, "a.md"), filepath.Join(docs, "b.md")
+	write(t, orig, adaText)
+	setMTime(t, orig, time.Hour)
+	p, st := newPipeline(t, filepath.Join(dir, "g.db"), pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8})
+
+	run := func(what string, wantRead, wantAdded, wantDuplicate, wantRenamed int) {
+		t.Helper()
+		sum, err := p.Ingest(ctx, []string{docs}, pipeline.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.FilesRead != wantRead || sum.Added != wantAdded || sum.Duplicate != wantDuplicate || sum.Renamed != wantRenamed || sum.Failed != 0 {
+			t.Fatalf("%s: read %d, added %d, duplicate %d, renamed %d, failed %d; want %d, %d, %d, %d",
+				what, sum.FilesRead, sum.Added, sum.Duplicate, sum.Renamed, sum.Failed, wantRead, wantAdded, wantDuplicate, wantRenamed)
+		}
+	}
+	run("first run", 1, 1, 0, 0)
+	write(t, copied, adaText)
+	setMTime(t, copied, time.Hour)
+	run("with a copy", 1, 0, 1, 0)
+	run("re-run", 0, 0, 1, 0)
+	stats, err := st.Stats(ctx)
+	if err != nil || stats.ByStatus["done"] != 1 || stats.ByStatus["duplicate"] != 1 {
+		t.Fatalf("stats after a copy: %+v, %v", stats, err)
+	}
+
+	if err := os.Remove(orig); err != nil {
+		t.Fatal(err)
+	}
+	run("original gone", 1, 0, 0, 1)
+	d, err := st.DocumentByPath(ctx, copied)
+	if err != nil || d.Status != "done" {
+		t.Fatalf("the copy after its original is gone: %+v, %v", d, err)
+	}
+	run("after the takeover", 0, 0, 0, 0)
+}

@@ -106,7 +106,7 @@ func (p *Pipeline) settle(ctx context.Context, path string, prev *store.Document
 	if same == nil || same.Status != store.StatusDone || same.Fingerprint != fingerprint || same.Path == path {
 		return "", "", nil
 	}
-	outcome, warning := Duplicate, "same "+what+" as "+same.Path+"; not stored twice"
+	outcome, warning := Duplicate, duplicateWarning(what, same.Path)
 	if _, statErr := os.Stat(same.Path); errors.Is(statErr, fs.ErrNotExist) {
 		if err := p.Store.RenameDocument(ctx, id, path); err != nil {
 			return "", "", fmt.Errorf("%s: rename from %s: %w", path, same.Path, err)
@@ -482,6 +482,16 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		res.Error = prev.Error + " (file unchanged since; not read again)"
 		return res, nil
 	}
+	// A copy of a stored document, unchanged since it was found to be one,
+	// while the original is still stored and its file still there.
+	if prev != nil && prev.Status == store.StatusDuplicate && prev.FileKey != "" && before != nil &&
+		before.Mode().IsRegular() && prev.FileKey == fileKey(before) && prev.Fingerprint == p.Fingerprint {
+		if orig := p.originalOf(ctx, prev); orig != nil {
+			res.DocID, res.Outcome = orig.ID, Duplicate
+			res.Warnings = []string{duplicateWarning("content", orig.Path)}
+			return res, nil
+		}
+	}
 	// Another live run is building this path's document: leave it to it
 	// (the claim after loading decides; this spares the read).
 	if prev != nil && p.heldElsewhere(prev) {
@@ -507,6 +517,9 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		}
 		// Read again and found unchanged (or moved here): remember the
 		// file's key so the next run need not read it.
+		if outcome == Duplicate && key != "" {
+			p.recordCopy(ctx, path, doc, key, warning)
+		}
 		if outcome != Duplicate && key != "" && (prev == nil || prev.ID != doc.ID || prev.FileKey != key) {
 			if err := p.Store.SetFileKey(ctx, doc.ID, key); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return fail(fmt.Errorf("%s: record file key: %w", path, err))
@@ -645,6 +658,41 @@ func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, erro
 		out = append(out, vecs...)
 	}
 	return out, nil
+}
+
+// duplicateWarning says a file's content is stored under another path.
+func duplicateWarning(what, original string) string {
+	return "same " + what + " as " + original + "; not stored twice"
+}
+
+// recordCopy leaves a duplicate row for a file whose content is stored
+// under another path, with the file's key, so the next run knows the copy
+// without reading it. It is bookkeeping only: if it fails, the next run
+// reads the file again and finds the same.
+func (p *Pipeline) recordCopy(ctx context.Context, path string, doc *loader.Document, key, warning string) {
+	row := store.Document{ID: PathID(path), Path: path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
+		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime}
+	if err := p.Store.SetStatus(ctx, row, store.StatusDuplicate, warning); err == nil {
+		_ = p.Store.SetFileKey(ctx, row.ID, key)
+	}
+}
+
+// originalOf is the stored document a duplicate row is a copy of, when it
+// is still done with this run's settings at a path that exists; nil
+// otherwise (the copy must then be read: it may now be the only one).
+func (p *Pipeline) originalOf(ctx context.Context, dup *store.Document) *store.Document {
+	id := loader.ContentID(dup.Hash)
+	if id == "" {
+		return nil
+	}
+	orig, err := p.Store.Document(ctx, id)
+	if err != nil || orig.Status != store.StatusDone || orig.Fingerprint != p.Fingerprint || orig.Path == dup.Path {
+		return nil
+	}
+	if fi, err := os.Stat(orig.Path); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	return orig
 }
 
 // markFailed records a failure for a path that has no good stored version, so

@@ -21,6 +21,11 @@ const (
 	StatusProcessing Status = "processing"
 	StatusDone       Status = "done"
 	StatusFailed     Status = "failed"
+	// StatusDuplicate marks a bare row for a file whose content another
+	// document holds (stored once, under the other path). The row keeps the
+	// file's key (Document.FileKey) and content hash, so a re-run knows the
+	// copy without reading it; it has no chunks and nothing searchable.
+	StatusDuplicate Status = "duplicate"
 )
 
 // Document is one ingested file. ID is a content hash, so a rename keeps it.

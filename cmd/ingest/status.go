@@ -95,7 +95,7 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 		Chunks:    stats.Chunks, Entities: stats.Entities, Relations: stats.Relations, Mentions: stats.Mentions,
 		Failed: []docReport{}, Unfinished: []docReport{}, Warned: []docReport{},
 	}
-	for _, s := range []store.Status{store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed} {
+	for _, s := range []store.Status{store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed, store.StatusDuplicate} {
 		rep.ByStatus[string(s)] = stats.ByStatus[s]
 	}
 	for _, d := range docs {
@@ -121,8 +121,8 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 		emb = fmt.Sprintf("%s, dimension %d", rep.Embedder.Name, rep.Embedder.Dimension)
 	}
 	fmt.Fprintf(w, "embedder:  %s\n", emb)
-	fmt.Fprintf(w, "documents: %d (%d done, %d failed, %d processing, %d pending)\n", rep.Documents,
-		rep.ByStatus["done"], rep.ByStatus["failed"], rep.ByStatus["processing"], rep.ByStatus["pending"])
+	fmt.Fprintf(w, "documents: %d (%d done, %d failed, %d processing, %d pending, %d copies of another)\n", rep.Documents,
+		rep.ByStatus["done"], rep.ByStatus["failed"], rep.ByStatus["processing"], rep.ByStatus["pending"], rep.ByStatus["duplicate"])
 	fmt.Fprintf(w, "graph:     %d chunks, %d entities, %d relations, %d mentions\n", rep.Chunks, rep.Entities, rep.Relations, rep.Mentions)
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "failed:\n")

@@ -114,7 +114,7 @@ func (s *Store) DeleteDocument(ctx context.Context, id string) error {
 func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.Status, reason string) error {
 	op := fmt.Sprintf("set status of %s to %s", doc.ID, status)
 	switch status {
-	case store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed:
+	case store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed, store.StatusDuplicate:
 	default:
 		return s.fail(op, fmt.Errorf("unknown status %q", status))
 	}

@@ -132,7 +132,7 @@ func (s *Store) DeleteDocument(ctx context.Context, id string) error {
 // it clears any lease on it.
 func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.Status, reason string) error {
 	switch status {
-	case store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed:
+	case store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed, store.StatusDuplicate:
 	default:
 		return fmt.Errorf("sqlite store %s: set status of %s: unknown status %q", s.path, doc.ID, status)
 	}
