@@ -170,6 +170,11 @@ func TestCopiesAreNotReadAgain(t *testing.T) {
 	orig, copied := filepath.Join(docs, "a.md"), filepath.Join(docs, "b.md")
 	write(t, orig, adaText)
 	setMTime(t, orig, time.Hour)
+	twin := filepath.Join(dir, "twins")
+	for _, name := range []string{"x.md", "y.md", "z.md"} {
+		write(t, filepath.Join(twin, name), babbageText)
+		setMTime(t, filepath.Join(twin, name), time.Hour)
+	}
 	p, st := newPipeline(t, filepath.Join(dir, "g.db"), pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8})
 
 	run := func(what string, wantRead, wantAdded, wantDuplicate, wantRenamed int) {
@@ -183,13 +188,19 @@ func TestCopiesAreNotReadAgain(t *testing.T) {
 				what, sum.FilesRead, sum.Added, sum.Duplicate, sum.Renamed, sum.Failed, wantRead, wantAdded, wantDuplicate, wantRenamed)
 		}
 	}
+	// Copies in one run, built concurrently: one is added, the others are
+	// duplicates of it (not built and written again).
+	sum, err := p.Ingest(ctx, []string{twin}, pipeline.Options{})
+	if err != nil || sum.Added != 1 || sum.Duplicate != 2 {
+		t.Fatalf("three identical files in one run: %+v, %v", sum, err)
+	}
 	run("first run", 1, 1, 0, 0)
 	write(t, copied, adaText)
 	setMTime(t, copied, time.Hour)
 	run("with a copy", 1, 0, 1, 0)
 	run("re-run", 0, 0, 1, 0)
 	stats, err := st.Stats(ctx)
-	if err != nil || stats.ByStatus["done"] != 1 || stats.ByStatus["duplicate"] != 1 {
+	if err != nil || stats.ByStatus["done"] != 2 || stats.ByStatus["duplicate"] != 3 {
 		t.Fatalf("stats after a copy: %+v, %v", stats, err)
 	}
 

@@ -61,8 +61,20 @@ func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.
 	if err != nil {
 		return nil, err
 	}
+	// This run already holds the claim on a row it is building: another
+	// file (or the same one twice) with the same content is in flight.
+	if before != nil && before.Status == store.StatusProcessing && before.LeaseOwner == lease.Owner &&
+		before.LeaseUntil.After(time.Now()) {
+		return nil, &buildingError{path: before.Path}
+	}
 	return &inflight{p: p, prev: prev, row: row, before: before}, nil
 }
+
+// buildingError is begin's answer for content this run is building already,
+// for the file at path.
+type buildingError struct{ path string }
+
+func (e *buildingError) Error() string { return "content being built for " + e.path }
 
 // end settles a document whose build or write did not complete, and ends
 // its lease. A cancelled run rolls the row back to its state before the

@@ -536,7 +536,13 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	}
 	flight, err := p.begin(ctx, prev, doc)
 	var held *store.ClaimedError
+	var building *buildingError
 	switch {
+	case errors.As(err, &building):
+		if building.path == path {
+			return settled(Unchanged, "")
+		}
+		return settled(Duplicate, duplicateWarning("content", building.path))
 	case errors.As(err, &held):
 		res.Outcome, res.ClaimedBy = Claimed, ownerName(held.Owner)
 		return res, nil
