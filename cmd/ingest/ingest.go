@@ -223,8 +223,9 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; names resolved to another name of their document: %d\n",
 		s.ChunksWritten, s.EntityMentions, s.RelationMentions, s.EntitiesMerged)
 	if wr := s.Writes; wr != nil && wr.Documents+wr.Failed > 0 {
-		fmt.Fprintf(w, "writes: %d documents in %d transactions, %d transaction retries (deadlocks, busy store, lost connection), %d groups redone one document at a time\n",
-			wr.Documents, wr.Transactions, wr.Retries, wr.Fallbacks)
+		fmt.Fprintf(w, "writes: %s in %s, %s (deadlocks, busy store, lost connection), %s redone one document at a time\n",
+			counted(wr.Documents, "document"), counted(wr.Transactions, "transaction"),
+			counted(wr.Retries, "transaction retry"), counted(wr.Fallbacks, "group"))
 	}
 	if t := s.Totals; t != nil {
 		fmt.Fprintf(w, "store: %d documents, %d chunks, %d entities, %d relations, %d mentions (embedder %s/%d)\n",
@@ -416,4 +417,16 @@ func (p *progress) finish() {
 	if p.bar && p.done > 0 {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// counted is n with its noun, plural unless n is 1 ("1 transaction",
+// "3 transaction retries").
+func counted[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

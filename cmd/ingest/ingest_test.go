@@ -36,7 +36,7 @@ func TestIngestCommandSummaryAndExitStatus(t *testing.T) {
 		t.Fatalf("a failed file must give exit status 2, got %v", err)
 	}
 	if !strings.Contains(out, "1 added") || !strings.Contains(out, "1 failed") || !strings.Contains(out, "bad.pdf") ||
-		!strings.Contains(out, "writes: 1 documents in 1 transactions, 0 transaction retries") {
+		!strings.Contains(out, "writes: 1 document in 1 transaction, 0 transaction retries") {
 		t.Errorf("summary:\n%s", out)
 	}
 	if !strings.Contains(logs, "added "+filepath.Join(docs, "a.md")) {
