@@ -48,9 +48,12 @@ func (c hnswConfig) String() string {
 // spent in commits, and recall@10 of the three indexes against an exact
 // cosine scan of the same stored vectors, for the embeddings of the first
 // 200 2wiki questions: raw (the index asked for 10) and as the store asks
-// (2k+10 candidates scored again exactly). The default configuration runs
-// first and last, to show drift on a loaded machine. -short uses the first
-// 1000 passages. Run with -benchtime=1x.
+// (2k+10 candidates scored again exactly). A warm-up run of the server's
+// default comes first, then two rounds of six configurations, or, with
+// DOCGRAPH_HNSW_SHORTLIST set, three rounds of the default and the two
+// candidates: on a loaded machine one configuration's time varies a lot
+// between runs, so compare medians. -short uses the first 1000 passages.
+// Run with -benchtime=1x.
 func BenchmarkHNSWConfig(b *testing.B) {
 	ts := newTestServer(b)
 	limit := 0
