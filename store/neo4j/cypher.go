@@ -79,6 +79,9 @@ const (
 )
 
 // Vector index DDL; $dimension is the embedder's dimension (an INTEGER).
+// From 5.23 the HNSW graph's shape and its quantization can be set, and
+// docgraph sets them ($m, $ef_construction, $quantization: the hnsw
+// constants below); older servers get their fixed defaults.
 const (
 	stmtChunkVectorIndex = `CREATE VECTOR INDEX docgraph_chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) ` +
 		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}"
@@ -86,6 +89,30 @@ const (
 		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}"
 	stmtRelatesVectorIndex = `CREATE VECTOR INDEX docgraph_relates_embedding IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embedding) ` +
 		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}"
+	stmtChunkVectorIndexHNSW = `CREATE VECTOR INDEX docgraph_chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
+		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef_construction, `vector.quantization.enabled`: $quantization}}"
+	stmtEntityVectorIndexHNSW = `CREATE VECTOR INDEX docgraph_entity_embedding IF NOT EXISTS FOR (e:Entity) ON (e.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
+		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef_construction, `vector.quantization.enabled`: $quantization}}"
+	stmtRelatesVectorIndexHNSW = `CREATE VECTOR INDEX docgraph_relates_embedding IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embedding) ` +
+		"OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
+		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef_construction, `vector.quantization.enabled`: $quantization}}"
+)
+
+// The HNSW configuration of the vector indexes docgraph creates on 5.23 and
+// later (see ARCHITECTURE.md, Neo4j schema, for the measurements): index
+// maintenance at commit is most of the write time, and the server's
+// defaults (m 16, ef_construction 100, quantization on) build a graph that
+// ranks worse than this one, because quantized hashing-embedder vectors
+// tie. Indexes an earlier docgraph made with the defaults are kept as they
+// are: they answer the same queries.
+const (
+	hnswM              = 16
+	hnswEfConstruction = 50
+	hnswQuantization   = false
+	hnswMinMajor       = 5
+	hnswMinMinor       = 23 // vector.hnsw.* and vector.quantization.enabled arrived in 5.23
 )
 
 const (

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"docgraph/store"
 )
 
 // parsePackage parses the package's non-test sources.
@@ -211,24 +213,46 @@ func TestCypherStatementsCarryNoData(t *testing.T) {
 }
 
 // TestVectorIndexDDL checks that the vector index statements take the
-// dimension as a parameter and agree with the index names queries use.
+// dimension (and, from 5.23, the HNSW settings) as parameters and agree
+// with the index names queries use.
 func TestVectorIndexDDL(t *testing.T) {
 	for _, c := range []struct {
 		stmt, name, pattern string
+		hnsw                bool
 	}{
-		{stmtChunkVectorIndex, idxChunkVector, "(c:Chunk) ON (c.embedding)"},
-		{stmtEntityVectorIndex, idxEntityVector, "(e:Entity) ON (e.embedding)"},
-		{stmtRelatesVectorIndex, idxRelatesVector, "()-[r:RELATES]-() ON (r.embedding)"},
+		{stmtChunkVectorIndex, idxChunkVector, "(c:Chunk) ON (c.embedding)", false},
+		{stmtEntityVectorIndex, idxEntityVector, "(e:Entity) ON (e.embedding)", false},
+		{stmtRelatesVectorIndex, idxRelatesVector, "()-[r:RELATES]-() ON (r.embedding)", false},
+		{stmtChunkVectorIndexHNSW, idxChunkVector, "(c:Chunk) ON (c.embedding)", true},
+		{stmtEntityVectorIndexHNSW, idxEntityVector, "(e:Entity) ON (e.embedding)", true},
+		{stmtRelatesVectorIndexHNSW, idxRelatesVector, "()-[r:RELATES]-() ON (r.embedding)", true},
 	} {
-		for _, want := range []string{
+		want := []string{
 			"CREATE VECTOR INDEX " + c.name + " IF NOT EXISTS FOR " + c.pattern,
 			"`vector.dimensions`: $dimension,",
 			"`vector.similarity_function`: 'cosine'",
-		} {
-			if !strings.Contains(c.stmt, want) {
-				t.Errorf("%s lacks %q", c.stmt, want)
+		}
+		settings := []string{"`vector.hnsw.m`: $m", "`vector.hnsw.ef_construction`: $ef_construction", "`vector.quantization.enabled`: $quantization"}
+		if c.hnsw {
+			want = append(want, settings...)
+		}
+		for _, w := range want {
+			if !strings.Contains(c.stmt, w) {
+				t.Errorf("%s lacks %q", c.stmt, w)
 			}
 		}
+		if !c.hnsw && strings.Contains(c.stmt, "hnsw") {
+			t.Errorf("%s sets HNSW options that servers before 5.23 refuse", c.stmt)
+		}
+	}
+	s := &Store{emb: store.EmbedderInfo{Name: "hash-v1", Dimension: 384}, hnswConfig: true}
+	p := s.vectorIndexParams()
+	if p["dimension"] != int64(384) || p["m"] != int64(16) || p["ef_construction"] != int64(50) || p["quantization"] != false {
+		t.Errorf("vector index parameters = %v; want dimension 384, m 16, ef_construction 50, quantization false (the measured choice)", p)
+	}
+	s.hnswConfig = false
+	if p := s.vectorIndexParams(); len(p) != 1 {
+		t.Errorf("vector index parameters before 5.23 = %v; want the dimension only", p)
 	}
 }
 
@@ -236,6 +260,17 @@ func TestValidDimension(t *testing.T) {
 	for dim, ok := range map[int]bool{-1: false, 0: false, 1: true, 16: true, 384: true, 1536: true, 3072: true, 4096: true, 4097: false, 1 << 20: false} {
 		if err := validDimension(dim); (err == nil) != ok {
 			t.Errorf("validDimension(%d) = %v, want ok=%v", dim, err, ok)
+		}
+	}
+}
+
+func TestSupportsHNSWConfig(t *testing.T) {
+	for v, want := range map[string]bool{
+		"5.18.0": false, "5.22.0": false, "5.23.0": true, "5.26.0": true, "5.26.12": true,
+		"2025.01.0": true, "4.4.30": false, "": false, "dev": false,
+	} {
+		if got := supportsHNSWConfig(v); got != want {
+			t.Errorf("supportsHNSWConfig(%q) = %v, want %v", v, got, want)
 		}
 	}
 }

@@ -53,6 +53,9 @@ type Store struct {
 	// relVector is whether RELATES embeddings have a vector index; without
 	// one (servers before 5.18) SearchRelations scans.
 	relVector bool
+	// hnswConfig is whether vector indexes are created with docgraph's
+	// HNSW settings (servers from 5.23) rather than the server's defaults.
+	hnswConfig bool
 	// indexes maps "VECTOR Chunk", "FULLTEXT Entity", ... to index names.
 	indexes map[string]string
 	secrets []string
@@ -129,6 +132,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.server = info
 	s.relVector = supportsRelationshipVectors(info.Version)
+	s.hnswConfig = supportsHNSWConfig(info.Version)
 	// Nothing is recorded before every check passed, so a refused open
 	// leaves the database as it was (bar idempotent constraints).
 	if err := s.ensureConstraints(ctx); err != nil {
@@ -207,21 +211,34 @@ func connConfig(u *url.URL, opts store.Options) (connection, error) {
 }
 
 // supportsRelationshipVectors reports whether a server version has
-// relationship vector indexes (5.18 and later, and all calendar versions).
+// relationship vector indexes (5.18 and later).
 func supportsRelationshipVectors(version string) bool {
+	return versionAtLeast(version, relVectorMinMajor, relVectorMinMinor)
+}
+
+// supportsHNSWConfig reports whether a server version takes the vector
+// index settings vector.hnsw.m, vector.hnsw.ef_construction and
+// vector.quantization.enabled (5.23 and later).
+func supportsHNSWConfig(version string) bool {
+	return versionAtLeast(version, hnswMinMajor, hnswMinMinor)
+}
+
+// versionAtLeast compares a server version (5.26.0, 5.18.1-aura,
+// 2025.06.2) with major.minor; an unreadable version is not.
+func versionAtLeast(version string, major, minor int) bool {
 	parts := strings.SplitN(version, ".", 3)
 	if len(parts) < 2 {
 		return false
 	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	if major != relVectorMinMajor {
-		return major > relVectorMinMajor
+	if ma != major {
+		return ma > major
 	}
-	return minor >= relVectorMinMinor
+	return mi >= minor
 }
 
 // fail wraps err for the caller with the store's target and hides secrets.

@@ -219,6 +219,9 @@ func TestSchema(t *testing.T) {
 		if x.kind == "VECTOR" && (x.dimension != storetest.Dimension || x.similarity != "cosine") {
 			t.Errorf("index %s: %d dimensions, %s; want %d, cosine", name, x.dimension, x.similarity, storetest.Dimension)
 		}
+		if x.kind == "VECTOR" && st.hnswConfig && !sameHNSW(x.hnsw, hnswM, hnswEfConstruction, hnswQuantization) {
+			t.Errorf("index %s: HNSW settings %v; want m %d, ef_construction %d, quantization %v", name, x.hnsw, hnswM, hnswEfConstruction, hnswQuantization)
+		}
 	}
 	st.Close()
 
@@ -234,6 +237,68 @@ func TestSchema(t *testing.T) {
 		t.Fatal("open with another dimension over existing vector indexes succeeded")
 	} else if !errors.Is(err, store.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "DROP INDEX") {
 		t.Errorf("error %q should wrap ErrEmbedderMismatch and say to drop the index", err)
+	}
+}
+
+// sameHNSW reports whether SHOW INDEXES settings are m, ef and quant.
+func sameHNSW(got map[string]any, m, ef int, quant bool) bool {
+	return asInt(got["vector.hnsw.m"]) == int64(m) && asInt(got["vector.hnsw.ef_construction"]) == int64(ef) &&
+		got["vector.quantization.enabled"] == quant
+}
+
+// TestVectorIndexesOfEarlierConfigKept opens a database whose vector
+// indexes an earlier docgraph made with the server's HNSW defaults: Open
+// keeps them as they are (no rebuild) and vector search uses them.
+func TestVectorIndexesOfEarlierConfigKept(t *testing.T) {
+	ts := newTestServer(t)
+	db := ts.database(t)
+	ctx := testCtx(t)
+	params := map[string]any{"dimension": int64(storetest.Dimension)}
+	for _, stmt := range []string{stmtChunkVectorIndex, stmtEntityVectorIndex, stmtRelatesVectorIndex, testAwaitIndexes} {
+		if _, err := ts.run(ctx, db, stmt, params); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	st, err := ts.open(t, db, storetest.Options())
+	if err != nil {
+		t.Fatalf("open over vector indexes with the server's defaults: %v", err)
+	}
+	defer st.Close()
+	if !st.hnswConfig {
+		t.Skipf("server %s predates HNSW settings", st.server.Version)
+	}
+	ws := sampleWrites(t)
+	if err := st.WriteDocuments(ctx, ws...); err != nil {
+		t.Fatal(err)
+	}
+	sess := autoCommit{st.session(ctx, n4j.AccessModeRead)}
+	existing, err := st.listSearchIndexes(ctx, sess)
+	sess.sess.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, x := range existing {
+		if x.kind != "VECTOR" {
+			continue
+		}
+		if !sameHNSW(x.hnsw, 16, 100, true) {
+			t.Errorf("index %s has HNSW settings %v after open; want the server defaults it was made with", x.name, x.hnsw)
+		}
+		kept++
+	}
+	if kept != 3 {
+		t.Errorf("%d vector indexes after open, want the 3 made before", kept)
+	}
+	q := storetest.Embedder().Vector("Teutberga married the king of Lotharingia")
+	if st.indexName("VECTOR", "Chunk") != idxChunkVector {
+		t.Errorf("chunk vector searches use %q, want %s", st.indexName("VECTOR", "Chunk"), idxChunkVector)
+	}
+	if hits, err := st.SearchChunks(ctx, q, 3); err != nil || len(hits) == 0 {
+		t.Errorf("SearchChunks over the kept index = %v, %v", hits, err)
+	}
+	if hits, err := st.SearchRelations(ctx, q, 3); err != nil || len(hits) == 0 {
+		t.Errorf("SearchRelations over the kept index = %v, %v", hits, err)
 	}
 }
 

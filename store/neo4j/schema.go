@@ -102,12 +102,16 @@ func (s *Store) searchIndexes() []*searchIndex {
 	if s.emb.Dimension == 0 {
 		return idx
 	}
+	var chunk, entity, relates statement = stmtChunkVectorIndex, stmtEntityVectorIndex, stmtRelatesVectorIndex
+	if s.hnswConfig {
+		chunk, entity, relates = stmtChunkVectorIndexHNSW, stmtEntityVectorIndexHNSW, stmtRelatesVectorIndexHNSW
+	}
 	idx = append(idx,
-		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Chunk", properties: []string{"embedding"}, create: stmtChunkVectorIndex, name: idxChunkVector},
-		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Entity", properties: []string{"embedding"}, create: stmtEntityVectorIndex, name: idxEntityVector},
+		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Chunk", properties: []string{"embedding"}, create: chunk, name: idxChunkVector},
+		&searchIndex{kind: "VECTOR", entity: "NODE", token: "Entity", properties: []string{"embedding"}, create: entity, name: idxEntityVector},
 	)
 	if s.relVector {
-		idx = append(idx, &searchIndex{kind: "VECTOR", entity: "RELATIONSHIP", token: "RELATES", properties: []string{"embedding"}, create: stmtRelatesVectorIndex, name: idxRelatesVector})
+		idx = append(idx, &searchIndex{kind: "VECTOR", entity: "RELATIONSHIP", token: "RELATES", properties: []string{"embedding"}, create: relates, name: idxRelatesVector})
 	}
 	return idx
 }
@@ -158,7 +162,7 @@ func (s *Store) ensureSearchIndexes(ctx context.Context) error {
 			if err := validDimension(s.emb.Dimension); err != nil {
 				return s.fail("create index "+w.name, err)
 			}
-			params = map[string]any{"dimension": int64(s.emb.Dimension)}
+			params = s.vectorIndexParams()
 		}
 		if err := exec(ctx, auto, w.create, params); err != nil {
 			return s.fail("create index "+w.name, err)
@@ -178,6 +182,15 @@ func (s *Store) ensureSearchIndexes(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// vectorIndexParams are the parameters of the vector index DDL.
+func (s *Store) vectorIndexParams() map[string]any {
+	p := map[string]any{"dimension": int64(s.emb.Dimension)}
+	if s.hnswConfig {
+		p["m"], p["ef_construction"], p["quantization"] = int64(hnswM), int64(hnswEfConstruction), hnswQuantization
+	}
+	return p
 }
 
 // indexName is the name of the index of a kind on a label or type, or ""
@@ -200,6 +213,10 @@ type existingIndex struct {
 	dimension          int
 	similarity         string
 	analyzer           string // full-text indexes
+	// hnsw is a vector index's HNSW settings as the server reports them
+	// (m, ef_construction, quantization); empty before 5.23. Any is
+	// accepted: the setting changes write cost and recall, not results' form.
+	hnsw map[string]any
 }
 
 func (s *Store) listSearchIndexes(ctx context.Context, r runner) ([]existingIndex, error) {
@@ -226,6 +243,14 @@ func parseIndex(rec *n4j.Record) existingIndex {
 		x.dimension = int(integer(cfg, "vector.dimensions"))
 		x.similarity = strings.ToLower(str(cfg, "vector.similarity_function"))
 		x.analyzer = strings.ToLower(str(cfg, "fulltext.analyzer"))
+		for _, k := range []string{"vector.hnsw.m", "vector.hnsw.ef_construction", "vector.quantization.enabled"} {
+			if v, ok := cfg[k]; ok {
+				if x.hnsw == nil {
+					x.hnsw = map[string]any{}
+				}
+				x.hnsw[k] = v
+			}
+		}
 	}
 	return x
 }
