@@ -121,7 +121,7 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 		emb = fmt.Sprintf("%s, dimension %d", rep.Embedder.Name, rep.Embedder.Dimension)
 	}
 	fmt.Fprintf(w, "embedder:  %s\n", emb)
-	fmt.Fprintf(w, "documents: %d (%d done, %d failed, %d processing, %d pending, %d copies of another)\n", rep.Documents,
+	fmt.Fprintf(w, "documents: %d (%d done, %d failed, %d processing, %d pending, %d duplicate)\n", rep.Documents,
 		rep.ByStatus["done"], rep.ByStatus["failed"], rep.ByStatus["processing"], rep.ByStatus["pending"], rep.ByStatus["duplicate"])
 	fmt.Fprintf(w, "graph:     %d chunks, %d entities, %d relations, %d mentions\n", rep.Chunks, rep.Entities, rep.Relations, rep.Mentions)
 	if len(rep.Failed) > 0 {
