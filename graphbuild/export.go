@@ -86,41 +86,13 @@ const lookupBatch = 500
 
 func readExport(ctx context.Context, src ExportSource, opts ExportOptions) (*exported, error) {
 	x := &exported{paths: map[string]string{}}
-	var ids []string
-	if err := src.ScanEntities(ctx, func(e store.Entity) error {
-		ids = append(ids, e.ID)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+	var err error
+	if x.entities, err = scanInFull(ctx, src.ScanEntities, src.Entities, func(e store.Entity) string { return e.ID }); err != nil {
+		return nil, fmt.Errorf("export: entities: %w", err)
 	}
-	slices.Sort(ids)
-	for i := 0; i < len(ids); i += lookupBatch {
-		part, err := src.Entities(ctx, ids[i:min(i+lookupBatch, len(ids))])
-		if err != nil {
-			return nil, fmt.Errorf("export: entities: %w", err)
-		}
-		x.entities = append(x.entities, part...)
+	if x.relations, err = scanInFull(ctx, src.ScanRelations, src.Relations, func(r store.Relation) string { return r.ID }); err != nil {
+		return nil, fmt.Errorf("export: relations: %w", err)
 	}
-	// Lookups come back in no promised order.
-	slices.SortFunc(x.entities, func(a, b store.Entity) int { return strings.Compare(a.ID, b.ID) })
-
-	ids = ids[:0]
-	if err := src.ScanRelations(ctx, func(r store.Relation) error {
-		ids = append(ids, r.ID)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	slices.Sort(ids)
-	for i := 0; i < len(ids); i += lookupBatch {
-		part, err := src.Relations(ctx, ids[i:min(i+lookupBatch, len(ids))])
-		if err != nil {
-			return nil, fmt.Errorf("export: relations: %w", err)
-		}
-		x.relations = append(x.relations, part...)
-	}
-	slices.SortFunc(x.relations, func(a, b store.Relation) int { return strings.Compare(a.ID, b.ID) })
-
 	if !opts.Mentions {
 		return x, nil
 	}
@@ -144,6 +116,31 @@ func readExport(ctx context.Context, src ExportSource, opts ExportOptions) (*exp
 		return strings.Compare(a.ChunkID, b.ChunkID)
 	})
 	return x, nil
+}
+
+// scanInFull reads every record a scan yields in full (scans leave the
+// descriptions out), looked up by id in batches, in id order.
+func scanInFull[T any](ctx context.Context, scan func(context.Context, func(T) error) error,
+	lookup func(context.Context, []string) ([]T, error), id func(T) string) ([]T, error) {
+	var ids []string
+	if err := scan(ctx, func(r T) error {
+		ids = append(ids, id(r))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	var out []T
+	for i := 0; i < len(ids); i += lookupBatch {
+		part, err := lookup(ctx, ids[i:min(i+lookupBatch, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	// Lookups come back in no promised order.
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(id(a), id(b)) })
+	return out, nil
 }
 
 func (x *exported) counts() ExportCounts {
