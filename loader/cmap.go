@@ -291,16 +291,7 @@ func (m *cmap) lookupCID(n int, code uint32) (uint32, bool) {
 }
 
 // predefinedUnicode reports whether a predefined CMap name maps codes
-// straight to Unicode (UCS-2 or UTF-16), and how many bytes a code has.
-func predefinedUnicode(name string) (unicode bool, utf16 bool) {
-	if !strings.HasPrefix(name, "Uni") {
-		return false, false
-	}
-	switch {
-	case strings.Contains(name, "-UCS2-"):
-		return true, false
-	case strings.Contains(name, "-UTF16-"):
-		return true, true
-	}
-	return false, false
+// straight to Unicode (UCS-2 or UTF-16).
+func predefinedUnicode(name string) bool {
+	return strings.HasPrefix(name, "Uni") && (strings.Contains(name, "-UCS2-") || strings.Contains(name, "-UTF16-"))
 }
