@@ -1,6 +1,9 @@
 package loader
 
-import "unicode/utf8"
+import (
+	"math"
+	"unicode/utf8"
+)
 
 // composeAccents joins accents drawn over letters as separate glyphs (TeX
 // builds á from ´ and a this way) into the accented letter: an accent
@@ -21,7 +24,7 @@ func composeAccents(gs []glyph) []glyph {
 		}
 		center := g.x + g.w/2
 		over := func(b glyph) bool {
-			return b.x <= center && center <= b.x+b.w && b.size > 0 && absf(b.size-g.size) <= 0.3*b.size &&
+			return b.x <= center && center <= b.x+b.w && b.size > 0 && math.Abs(b.size-g.size) <= 0.3*b.size &&
 				g.y-b.y > -0.3*b.size && g.y-b.y < 1.2*b.size
 		}
 		if i+1 < len(gs) && over(gs[i+1]) {
@@ -67,11 +70,4 @@ func compose(base string, mark rune) (string, bool) {
 		return string(c), true
 	}
 	return "", false
-}
-
-func absf(f float64) float64 {
-	if f < 0 {
-		return -f
-	}
-	return f
 }

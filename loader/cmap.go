@@ -61,18 +61,18 @@ func parseCMap(data []byte) *cmap {
 		switch o.str {
 		case "endcodespacerange":
 			for i := 0; i+1 < len(stk); i += 2 {
-				lo, hi := stk[i].str, stk[i+1].str
-				if stk[i].kind != psStr || len(lo) == 0 || len(lo) > 4 || len(lo) != len(hi) {
+				if !codeRange(stk[i], stk[i+1]) {
 					continue
 				}
+				lo, hi := stk[i].str, stk[i+1].str
 				m.space[len(lo)-1] = append(m.space[len(lo)-1], [2]uint32{beUint(lo), beUint(hi)})
 			}
 		case "endbfchar":
 			for i := 0; i+1 < len(stk) && entries < maxCMapEntries; i += 2 {
-				src := stk[i].str
-				if stk[i].kind != psStr || len(src) == 0 || len(src) > 4 {
+				if !isCode(stk[i]) {
 					continue
 				}
+				src := stk[i].str
 				if dst, ok := m.destination(stk[i+1]); ok {
 					m.text[codeKey(len(src), beUint(src))] = dst
 					entries++
@@ -80,10 +80,10 @@ func parseCMap(data []byte) *cmap {
 			}
 		case "endbfrange":
 			for i := 0; i+2 < len(stk); i += 3 {
-				lo, hi := stk[i].str, stk[i+1].str
-				if stk[i].kind != psStr || len(lo) == 0 || len(lo) > 4 || len(lo) != len(hi) {
+				if !codeRange(stk[i], stk[i+1]) {
 					continue
 				}
+				lo, hi := stk[i].str, stk[i+1].str
 				n, a, b := len(lo), beUint(lo), beUint(hi)
 				if b < a {
 					continue
@@ -119,19 +119,19 @@ func parseCMap(data []byte) *cmap {
 			}
 		case "endcidchar":
 			for i := 0; i+1 < len(stk) && entries < maxCMapEntries; i += 2 {
-				src := stk[i].str
-				if stk[i].kind != psStr || len(src) == 0 || len(src) > 4 || stk[i+1].kind != psNum {
+				if !isCode(stk[i]) || stk[i+1].kind != psNum {
 					continue
 				}
+				src := stk[i].str
 				m.cids[codeKey(len(src), beUint(src))] = uint32(max(stk[i+1].num, 0))
 				entries++
 			}
 		case "endcidrange":
 			for i := 0; i+2 < len(stk); i += 3 {
-				lo, hi := stk[i].str, stk[i+1].str
-				if stk[i].kind != psStr || len(lo) == 0 || len(lo) > 4 || len(lo) != len(hi) || stk[i+2].kind != psNum {
+				if !codeRange(stk[i], stk[i+1]) || stk[i+2].kind != psNum {
 					continue
 				}
+				lo, hi := stk[i].str, stk[i+1].str
 				if len(m.cidRange) < maxCMapRanges {
 					m.cidRange = append(m.cidRange, cidRange{len(lo), beUint(lo), beUint(hi), uint32(max(stk[i+2].num, 0))})
 				}
@@ -149,6 +149,12 @@ func parseCMap(data []byte) *cmap {
 	}
 	return m
 }
+
+// isCode reports whether o is a character code: a string of one to four bytes.
+func isCode(o psObj) bool { return o.kind == psStr && len(o.str) >= 1 && len(o.str) <= 4 }
+
+// codeRange reports whether lo and hi bound a range of codes: codes of one length.
+func codeRange(lo, hi psObj) bool { return isCode(lo) && len(lo.str) == len(hi.str) }
 
 // destination decodes a bfchar or bfrange destination: UTF-16BE bytes,
 // or (rarely) a glyph name. A one-byte destination is taken as a Latin-1
@@ -291,16 +297,7 @@ func (m *cmap) lookupCID(n int, code uint32) (uint32, bool) {
 }
 
 // predefinedUnicode reports whether a predefined CMap name maps codes
-// straight to Unicode (UCS-2 or UTF-16), and how many bytes a code has.
-func predefinedUnicode(name string) (unicode bool, utf16 bool) {
-	if !strings.HasPrefix(name, "Uni") {
-		return false, false
-	}
-	switch {
-	case strings.Contains(name, "-UCS2-"):
-		return true, false
-	case strings.Contains(name, "-UTF16-"):
-		return true, true
-	}
-	return false, false
+// straight to Unicode (UCS-2 or UTF-16).
+func predefinedUnicode(name string) bool {
+	return strings.HasPrefix(name, "Uni") && (strings.Contains(name, "-UCS2-") || strings.Contains(name, "-UTF16-"))
 }

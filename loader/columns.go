@@ -117,12 +117,16 @@ func bestGutter(lines []*textLine) (float64, bool) {
 	})
 	// The best few, but not two within half an em of each other.
 	bestX, best := 0.0, 0.0
+	if len(cands) == 0 {
+		return bestX, false
+	}
+	halfEm := 0.5 * medianSize(lines)
 	var tried []float64
 	for _, c := range cands {
 		if len(tried) == 16 {
 			break
 		}
-		if slices.ContainsFunc(tried, func(t float64) bool { return math.Abs(t-c.x) < 0.5*medianSize(lines) }) {
+		if slices.ContainsFunc(tried, func(t float64) bool { return math.Abs(t-c.x) < halfEm }) {
 			continue
 		}
 		tried = append(tried, c.x)
@@ -133,6 +137,7 @@ func bestGutter(lines []*textLine) (float64, bool) {
 	return bestX, best > 0
 }
 
+// medianSize is the median font size of lines (len(lines) > 0).
 func medianSize(lines []*textLine) float64 {
 	sizes := make([]float64, len(lines))
 	for i, ln := range lines {

@@ -356,17 +356,13 @@ func (f *pdfFont) loadType0(v pdf.Value) {
 	case pdf.Name:
 		name := enc.Name()
 		f.vertical = strings.HasSuffix(name, "-V")
-		if uni, _ := predefinedUnicode(name); uni {
-			f.uniCodes = true
-		}
+		f.uniCodes = predefinedUnicode(name)
 	case pdf.Stream:
 		if data, _, err := readStream(enc, maxContentBytes); err == nil {
 			f.enc = parseCMap(data)
 			f.vertical = f.enc.vertical
 			if !f.enc.hasSpace() {
-				if uni, _ := predefinedUnicode(f.enc.base); uni {
-					f.uniCodes = true
-				}
+				f.uniCodes = predefinedUnicode(f.enc.base)
 				if len(f.enc.cids) == 0 && len(f.enc.cidRange) == 0 {
 					f.enc = nil // a wrapper around Identity
 				}

@@ -389,7 +389,13 @@ func (in *interp) show(s string, g *gstate, tm *matrix) {
 	fs := g.fontSize
 	ux, uy := fs*m[2]*f.size, fs*m[3]*f.size
 	size := math.Hypot(ux, uy)
-	var tx, ty float64 // advance so far, in text space
+	// Reading direction: along the baseline, or down for vertical fonts.
+	bx, by := fs*g.th*m[0], fs*g.th*m[1]
+	if f.vertical {
+		bx, by = -m[2]*fs, -m[3]*fs
+	}
+	along := math.Hypot(m[0], m[1]) // device length of one unit of text-space advance
+	var tx, ty float64              // advance so far, in text space
 	f.decode(s, func(text string, w float64, space, mapped bool) {
 		in.st.glyphs++
 		if !mapped {
@@ -410,17 +416,14 @@ func (in *interp) show(s string, g *gstate, tm *matrix) {
 			// Origin: the text-space point (tx, ty + rise).
 			ox := tx*m[0] + (ty+g.rise)*m[2] + m[4]
 			oy := tx*m[1] + (ty+g.rise)*m[3] + m[5]
-			// Reading direction: along the baseline, or down for vertical fonts.
-			bx, by := fs*g.th*m[0], fs*g.th*m[1]
 			// The glyph's own width: character spacing shows as a gap (or,
 			// negative, as overlap), since a glyph may be placed on its own
 			// with a large Tc still set.
-			extent := (adv + min(g.tc, 0)) * g.th * math.Hypot(m[0], m[1])
+			extent := (adv + min(g.tc, 0)) * g.th * along
 			if space {
-				extent += g.tw * g.th * math.Hypot(m[0], m[1])
+				extent += g.tw * g.th * along
 			}
 			if f.vertical {
-				bx, by = -m[2]*fs, -m[3]*fs
 				extent = w * size
 			}
 			in.emit(text, ox, oy, bx, by, extent, size)

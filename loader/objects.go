@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -110,12 +109,7 @@ func readOne(s pdf.Value, limit int64) (data []byte, damaged bool, err error) {
 func textString(s string) string {
 	switch {
 	case strings.HasPrefix(s, "\xFE\xFF"):
-		s = s[2:]
-		u := make([]uint16, len(s)/2)
-		for i := range u {
-			u[i] = uint16(s[2*i])<<8 | uint16(s[2*i+1])
-		}
-		return string(utf16.Decode(u))
+		return utf16BE(s[2:])
 	case strings.HasPrefix(s, "\xEF\xBB\xBF"):
 		return strings.ToValidUTF8(s[3:], "")
 	}
