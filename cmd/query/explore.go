@@ -32,14 +32,7 @@ type docJSON struct {
 
 func docOf(d store.Document) docJSON {
 	return docJSON{ID: d.ID, Path: d.Path, Title: d.Title, Format: d.Format, Status: string(d.Status), Error: d.Error,
-		Chunks: d.Chunks, Size: d.Size, ModTime: d.ModTime.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Warnings: nonNil(d.Warnings)}
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+		Chunks: d.Chunks, Size: d.Size, ModTime: d.ModTime.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Warnings: orEmpty(d.Warnings)}
 }
 
 // docPage is one page of the document list.
