@@ -266,12 +266,17 @@ func (e *engine) relations(ctx context.Context, rels []store.Relation) ([]relati
 	if err != nil {
 		return nil, err
 	}
+	return relationsOf(rels, names), nil
+}
+
+// relationsOf names the endpoints of rels from names, which holds them.
+func relationsOf(rels []store.Relation, names map[string]store.Entity) []relationJSON {
 	out := make([]relationJSON, 0, len(rels))
 	for _, r := range rels {
 		out = append(out, relationJSON{ID: r.ID, Source: r.SourceID, SourceName: names[r.SourceID].Name, Target: r.TargetID,
 			TargetName: names[r.TargetID].Name, Type: r.Type, Keywords: r.Keywords, Description: r.Description, Weight: r.Weight})
 	}
-	return out, nil
+	return out
 }
 
 // names reads the endpoint entities of rels.
@@ -373,9 +378,8 @@ func (e *engine) neighbourhood(ctx context.Context, idOrName string, hops, limit
 			g.Nodes = append(g.Nodes, graphNode{entityJSON: entityOf(x), Hops: dist[id]})
 		}
 	}
-	if g.Edges, err = e.relations(ctx, edges); err != nil {
-		return nil, err
-	}
+	// Every edge's endpoints are in order, so the entities read above name them.
+	g.Edges = relationsOf(edges, byID)
 	return g, nil
 }
 
