@@ -283,6 +283,20 @@ func (e *engine) config(q *queryRequest) retrieve.Config {
 	return c
 }
 
+// answerSetup is the request's context budget and answer shape: the
+// start-up flags overridden by the fields it sets.
+func (e *engine) answerSetup(q *queryRequest) retrieve.AnswerSetup {
+	b := e.flags.budget()
+	if q.MaxContextTokens != nil {
+		b.MaxTokens = *q.MaxContextTokens
+	}
+	responseType := e.flags.ResponseType
+	if q.ResponseType != "" {
+		responseType = q.ResponseType
+	}
+	return retrieve.AnswerSetup{Tokens: e.tok, Budget: b, ResponseType: responseType}
+}
+
 // retriever returns a retriever for c sharing the warm graph; one per
 // path-signal spec keeps its reasoning-path graph, the least recently
 // added going when there are more than maxSpecs.
@@ -350,18 +364,11 @@ func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (
 		return nil, err
 	}
 	t := time.Now()
-	b := e.flags.budget()
-	if q.MaxContextTokens != nil {
-		b.MaxTokens = *q.MaxContextTokens
-	}
-	responseType := e.flags.ResponseType
-	if q.ResponseType != "" {
-		responseType = q.ResponseType
-	}
-	c, err := retrieve.Assemble(res, e.tok, b, responseType)
+	setup := e.answerSetup(q)
+	c, err := retrieve.Assemble(res, e.tok, setup.Budget, setup.ResponseType)
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "max context tokens") {
-			return nil, badRequest(codeOutOfRange, "max_context_tokens %d: %v", b.MaxTokens, err)
+			return nil, badRequest(codeOutOfRange, "max_context_tokens %d: %v", setup.Budget.MaxTokens, err)
 		}
 		return nil, err
 	}
@@ -394,15 +401,7 @@ func (e *engine) logicQuery(ctx context.Context, q *queryRequest, stream io.Writ
 	}
 	start := time.Now()
 	r := e.retriever(e.config(q))
-	b := e.flags.budget()
-	if q.MaxContextTokens != nil {
-		b.MaxTokens = *q.MaxContextTokens
-	}
-	responseType := e.flags.ResponseType
-	if q.ResponseType != "" {
-		responseType = q.ResponseType
-	}
-	out, err := r.PrepareLogic(ctx, q.Question, retrieve.AnswerSetup{Tokens: e.tok, Budget: b, ResponseType: responseType})
+	out, err := r.PrepareLogic(ctx, q.Question, e.answerSetup(q))
 	if err != nil {
 		return nil, err
 	}

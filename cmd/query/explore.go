@@ -32,14 +32,7 @@ type docJSON struct {
 
 func docOf(d store.Document) docJSON {
 	return docJSON{ID: d.ID, Path: d.Path, Title: d.Title, Format: d.Format, Status: string(d.Status), Error: d.Error,
-		Chunks: d.Chunks, Size: d.Size, ModTime: d.ModTime.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Warnings: nonNil(d.Warnings)}
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+		Chunks: d.Chunks, Size: d.Size, ModTime: d.ModTime.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Warnings: orEmpty(d.Warnings)}
 }
 
 // docPage is one page of the document list.
@@ -273,12 +266,17 @@ func (e *engine) relations(ctx context.Context, rels []store.Relation) ([]relati
 	if err != nil {
 		return nil, err
 	}
+	return relationsOf(rels, names), nil
+}
+
+// relationsOf names the endpoints of rels from names, which holds them.
+func relationsOf(rels []store.Relation, names map[string]store.Entity) []relationJSON {
 	out := make([]relationJSON, 0, len(rels))
 	for _, r := range rels {
 		out = append(out, relationJSON{ID: r.ID, Source: r.SourceID, SourceName: names[r.SourceID].Name, Target: r.TargetID,
 			TargetName: names[r.TargetID].Name, Type: r.Type, Keywords: r.Keywords, Description: r.Description, Weight: r.Weight})
 	}
-	return out, nil
+	return out
 }
 
 // names reads the endpoint entities of rels.
@@ -380,9 +378,8 @@ func (e *engine) neighbourhood(ctx context.Context, idOrName string, hops, limit
 			g.Nodes = append(g.Nodes, graphNode{entityJSON: entityOf(x), Hops: dist[id]})
 		}
 	}
-	if g.Edges, err = e.relations(ctx, edges); err != nil {
-		return nil, err
-	}
+	// Every edge's endpoints are in order, so the entities read above name them.
+	g.Edges = relationsOf(edges, byID)
 	return g, nil
 }
 

@@ -84,18 +84,14 @@ func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr s
 
 // bearer guards next with the token (none: open), compared in constant time.
 func bearer(token string, next http.Handler) http.Handler {
-	if token == "" {
+	g := newTokenGuard(token)
+	if g.open {
 		return next
 	}
-	a := &api{cfg: apiConfig{Token: token}}
-	a.token = sha256Sum(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="docgraph"`)
-			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "missing or wrong bearer token"})
-			return
+		if g.allow(w, r) {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -266,7 +267,7 @@ type api struct {
 	e     *engine
 	cfg   apiConfig
 	sem   chan struct{}
-	token [32]byte // sha256 of the token: compared in constant time whatever its length
+	guard tokenGuard
 	start time.Time
 	count atomic.Int64
 }
@@ -307,9 +308,7 @@ func newAPI(e *engine, cfg apiConfig) http.Handler {
 		cfg.MaxConcurrent = 1
 	}
 	a := &api{e: e, cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), start: time.Now()}
-	if cfg.Token != "" {
-		a.token = sha256Sum(cfg.Token)
-	}
+	a.guard = newTokenGuard(cfg.Token)
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		mux.Handle(rt.pattern, a.wrap(rt))
@@ -327,15 +326,13 @@ func newAPI(e *engine, cfg apiConfig) http.Handler {
 // wrap applies a route's method check, token, limit and timeout.
 func (a *api) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rt.methods != nil && !contains(rt.methods, r.Method) {
+		if rt.methods != nil && !slices.Contains(rt.methods, r.Method) {
 			w.Header().Set("Allow", strings.Join(rt.methods, ", "))
 			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: codeMethod,
 				Message: fmt.Sprintf("%s takes %s, not %s", rt.pattern, strings.Join(rt.methods, ", "), r.Method)})
 			return
 		}
-		if !rt.open && !a.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="docgraph"`)
-			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "missing or wrong bearer token"})
+		if !rt.open && !a.guard.allow(w, r) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
@@ -359,27 +356,32 @@ func (a *api) wrap(rt route) http.Handler {
 	})
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+// tokenGuard checks a request's bearer token against the sha256 of the
+// server's, compared in constant time whatever its length; the token is
+// never logged or echoed. With no token every request passes.
+type tokenGuard struct {
+	open bool
+	sum  [32]byte
+}
+
+func newTokenGuard(token string) tokenGuard {
+	return tokenGuard{open: token == "", sum: sha256.Sum256([]byte(token))}
+}
+
+// allow says whether r may pass, answering 401 when it may not.
+func (g tokenGuard) allow(w http.ResponseWriter, r *http.Request) bool {
+	if g.open {
+		return true
+	}
+	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1 {
 			return true
 		}
 	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="docgraph"`)
+	writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "missing or wrong bearer token"})
 	return false
-}
-
-// authorized compares the bearer token in constant time; the token is
-// never logged or echoed.
-func (a *api) authorized(r *http.Request) bool {
-	if a.cfg.Token == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-	return subtle.ConstantTimeCompare(sum[:], a.token[:]) == 1
 }
 
 // checkHost refuses, when no token guards the server, requests naming a
@@ -722,5 +724,3 @@ func (a *api) stats(w http.ResponseWriter, r *http.Request) error {
 	}{s, int64(time.Since(a.start).Seconds()), a.count.Load(), len(a.sem)})
 	return nil
 }
-
-func sha256Sum(s string) [32]byte { return sha256.Sum256([]byte(s)) }
