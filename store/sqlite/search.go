@@ -10,8 +10,17 @@ import (
 
 // generation is the store's write counter as this moment's snapshot sees it.
 func (s *Store) generation(ctx context.Context) (int64, error) {
+	return readGeneration(ctx, s.rdb)
+}
+
+// readGeneration reads the write counter as q's snapshot sees it; run in
+// the transaction that reads the rows, it labels them with exactly the
+// state they hold.
+func readGeneration(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, error) {
 	var g int64
-	err := s.rdb.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g)
+	err := q.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g)
 	return g, err
 }
 

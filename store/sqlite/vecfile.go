@@ -462,8 +462,8 @@ func (x *vecIndex) saveDropped(ctx context.Context, db *sql.DB, gen int64) error
 	defer tx.Rollback()
 	// The generation is read in the snapshot the rows come from, so the file
 	// is labelled with exactly the state it holds.
-	var g int64
-	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
+	g, err := readGeneration(ctx, tx)
+	if err != nil {
 		return fmt.Errorf("read generation: %w", err)
 	}
 	if x.fileCurrent(g) {

@@ -95,8 +95,8 @@ func (x *vecIndex) ensure(ctx context.Context, db *sql.DB, gen int64) error {
 	defer tx.Rollback()
 	// The generation is read in the same snapshot as the rows, so the index
 	// is labelled with exactly the state it holds.
-	var g int64
-	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
+	g, err := readGeneration(ctx, tx)
+	if err != nil {
 		return fmt.Errorf("read generation: %w", err)
 	}
 	if ok, err := x.catchUp(ctx, tx, g); err != nil {
