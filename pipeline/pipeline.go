@@ -469,23 +469,26 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	// A done document whose file has the key it was read with is skipped
 	// unread: a re-run over an unchanged folder opens no file.
 	before, _ := os.Stat(path)
-	if prev != nil && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint &&
-		prev.FileKey != "" && before != nil && before.Mode().IsRegular() && prev.FileKey == fileKey(before) {
+	// known is the file's key when it may be compared with prev's: "" for
+	// no stored key or no regular file, which never matches.
+	var known string
+	if prev != nil && prev.FileKey != "" && before != nil && before.Mode().IsRegular() {
+		known = fileKey(before)
+	}
+	if known != "" && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint && prev.FileKey == known {
 		res.DocID, res.Outcome = prev.ID, Unchanged
 		return res, nil
 	}
 	// Likewise a file that failed to load for a reason in its bytes, with
 	// this loader: it would fail the same way.
-	if prev != nil && prev.Status == store.StatusFailed && prev.FileKey != "" && before != nil &&
-		before.Mode().IsRegular() && prev.FileKey == failedLoadKey(fileKey(before)) {
+	if known != "" && prev.Status == store.StatusFailed && prev.FileKey == failedLoadKey(known) {
 		res.DocID, res.Outcome = prev.ID, Failed
 		res.Error = prev.Error + " (file unchanged since; not read again)"
 		return res, nil
 	}
 	// A copy of a stored document, unchanged since it was found to be one,
 	// while the original is still stored and its file still there.
-	if prev != nil && prev.Status == store.StatusDuplicate && prev.FileKey != "" && before != nil &&
-		before.Mode().IsRegular() && prev.FileKey == fileKey(before) && prev.Fingerprint == p.Fingerprint {
+	if known != "" && prev.Status == store.StatusDuplicate && prev.FileKey == known && prev.Fingerprint == p.Fingerprint {
 		if orig := p.originalOf(ctx, prev); orig != nil {
 			res.DocID, res.Outcome = orig.ID, Duplicate
 			res.Warnings = []string{duplicateWarning("content", orig.Path)}
