@@ -277,18 +277,28 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 // initCaches sets up the in-memory vector indexes and their sidecar files.
 func (s *Store) initCaches() {
 	path := s.path
-	s.chunkVecs = newVecIndex("chunks", `SELECT id, doc_id, embedding FROM chunks WHERE embedding IS NOT NULL`)
-	s.chunkVecs.sizes = `SELECT id, doc_id, length(embedding) FROM chunks WHERE embedding IS NOT NULL`
-	s.entityVecs = newVecIndex("entities", `SELECT id, '', embedding FROM entities WHERE embedding IS NOT NULL`)
-	s.entityVecs.sizes = `SELECT id, '', length(embedding) FROM entities WHERE embedding IS NOT NULL`
-	s.relationVecs = newVecIndex("relations", `SELECT id, '', embedding FROM relations WHERE embedding IS NOT NULL`)
-	s.relationVecs.sizes = `SELECT id, '', length(embedding) FROM relations WHERE embedding IS NOT NULL`
+	s.chunkVecs = tableVecIndex("chunks", "doc_id")
+	s.entityVecs = tableVecIndex("entities", "''")
+	s.relationVecs = tableVecIndex("relations", "''")
 	if path != ":memory:" && !strings.HasPrefix(path, "file::memory:") {
 		for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
 			x.file, x.instance = path+".vec-"+x.table, s.instance
 		}
 		s.mentionsFile = path + ".mentions"
 	}
+}
+
+// tableVecIndex is the index of table's embeddings; docCol is the column
+// naming a row's document, or the empty SQL string for rows of no one
+// document. Its two queries differ only in reading the embedding or its
+// length.
+func tableVecIndex(table, docCol string) *vecIndex {
+	sel := func(vec string) string {
+		return `SELECT id, ` + docCol + `, ` + vec + ` FROM ` + table + ` WHERE embedding IS NOT NULL`
+	}
+	x := newVecIndex(table, sel("embedding"))
+	x.sizes = sel("length(embedding)")
+	return x
 }
 
 // openReadOnly opens an existing store without writing anything: no
