@@ -252,8 +252,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	s.wdb.SetConnMaxIdleTime(0)
 	if err := s.init(ctx); err != nil {
 		s.wdb.Close()
-		var code interface{ Code() int }
-		if errors.As(err, &code) && code.Code()&0xff == sqliteReadOnly {
+		if primaryCode(err) == sqliteReadOnly {
 			return nil, fmt.Errorf("%w (no write permission here; reading it needs no write access: query, ingest status)", err)
 		}
 		return nil, err

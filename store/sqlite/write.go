@@ -324,9 +324,15 @@ func (s *Store) tryTx(ctx context.Context, fn func(*sql.Tx, *change) error) erro
 
 // busy reports SQLITE_BUSY (another connection holds the write lock past
 // the busy timeout), the one transient failure of a local database.
-func busy(err error) bool {
+func busy(err error) bool { return primaryCode(err) == sqliteBusy }
+
+// primaryCode is the primary SQLite result code err carries, 0 for none.
+func primaryCode(err error) int {
 	var coded interface{ Code() int }
-	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
+	if !errors.As(err, &coded) {
+		return 0
+	}
+	return coded.Code() & 0xff
 }
 
 const sqliteBusy = 5
