@@ -506,10 +506,12 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	return set, nil
 }
 
+type addedColumn struct{ table, column, ddl string }
+
 // addedColumns are columns added to tables after schema version 1 was
 // released; a store made before them gets them on open. Their defaults keep
 // what older versions wrote meaningful (no file key: read the file again).
-var addedColumns = []struct{ table, column, ddl string }{
+var addedColumns = []addedColumn{
 	{"documents", "file_key", `ALTER TABLE documents ADD COLUMN file_key TEXT NOT NULL DEFAULT ''`},
 	{"documents", "warnings", `ALTER TABLE documents ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'`},
 	{"documents", "lease_owner", `ALTER TABLE documents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`},
@@ -530,7 +532,7 @@ func addColumns(ctx context.Context, tx *sql.Tx) error {
 }
 
 // leaseColumnsOnly reports whether the missing columns are the lease's.
-func leaseColumnsOnly(missing []struct{ table, column, ddl string }) bool {
+func leaseColumnsOnly(missing []addedColumn) bool {
 	for _, c := range missing {
 		if c.table != "documents" || (c.column != "lease_owner" && c.column != "lease_until") {
 			return false
@@ -542,25 +544,12 @@ func leaseColumnsOnly(missing []struct{ table, column, ddl string }) bool {
 // missingColumns lists the addedColumns a store lacks.
 func missingColumns(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]struct{ table, column, ddl string }, error) {
+}) ([]addedColumn, error) {
 	have := map[string]bool{}
-	var missing []struct{ table, column, ddl string }
+	var missing []addedColumn
 	for _, c := range addedColumns {
 		if !have[c.table+".*"] {
-			rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, c.table)
-			if err != nil {
-				return nil, err
-			}
-			for rows.Next() {
-				var name string
-				if err := rows.Scan(&name); err != nil {
-					rows.Close()
-					return nil, err
-				}
-				have[c.table+"."+name] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err := collect(ctx, q, have, `SELECT ?1 || '.' || name FROM pragma_table_info(?1)`, c.table); err != nil {
 				return nil, err
 			}
 			have[c.table+".*"] = true
