@@ -638,15 +638,18 @@ func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*sto
 	for i, c := range chunks {
 		rows[i] = store.Chunk{ID: c.ID(), DocID: doc.ID, Index: c.Index, Text: c.Text, Tokens: c.Tokens, Start: c.Start, End: c.End, Embedding: vecs[i]}
 	}
-	w := &store.DocumentWrite{
-		Document: store.Document{
-			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
-			Fingerprint: p.Fingerprint, Status: store.StatusDone, Size: doc.Size, ModTime: doc.ModTime,
-			UpdatedAt: time.Now().UTC(), Chunks: len(rows), Warnings: doc.Warnings,
-		},
-		Chunks: rows, Entities: ents, Relations: rels,
+	row := p.documentRow(doc)
+	row.Status, row.UpdatedAt, row.Chunks, row.Warnings = store.StatusDone, time.Now().UTC(), len(rows), doc.Warnings
+	return &store.DocumentWrite{Document: row, Chunks: rows, Entities: ents, Relations: rels}, stats, nil
+}
+
+// documentRow is a loaded document's metadata as stored with this run's
+// settings, under its content id.
+func (p *Pipeline) documentRow(doc *loader.Document) store.Document {
+	return store.Document{
+		ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
+		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
 	}
-	return w, stats, nil
 }
 
 func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -679,8 +682,8 @@ func duplicateWarning(what, original string) string {
 // without reading it. It is bookkeeping only: if it fails, the next run
 // reads the file again and finds the same.
 func (p *Pipeline) recordCopy(ctx context.Context, path string, doc *loader.Document, key, warning string) {
-	row := store.Document{ID: PathID(path), Path: path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
-		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime}
+	row := p.documentRow(doc)
+	row.ID, row.Path = PathID(path), path
 	if err := p.Store.SetStatus(ctx, row, store.StatusDuplicate, warning); err == nil {
 		_ = p.Store.SetFileKey(ctx, row.ID, key)
 	}
