@@ -13,6 +13,22 @@ func (s *Store) generation(ctx context.Context) (int64, error) {
 	return readGeneration(ctx, s.rdb)
 }
 
+// snapshot begins a read-only transaction and reads the write counter in
+// it, so what the caller then reads is labelled with exactly the state it
+// holds. The caller rolls tx back.
+func snapshot(ctx context.Context, db *sql.DB) (*sql.Tx, int64, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	g, err := readGeneration(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return nil, 0, fmt.Errorf("read generation: %w", err)
+	}
+	return tx, g, nil
+}
+
 // readGeneration reads the write counter as q's snapshot sees it; run in
 // the transaction that reads the rows, it labels them with exactly the
 // state they hold.

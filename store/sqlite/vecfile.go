@@ -458,17 +458,11 @@ func (x *vecIndex) saveDropped(ctx context.Context, db *sql.DB, gen int64) error
 		}
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, g, err := snapshot(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// The generation is read in the snapshot the rows come from, so the file
-	// is labelled with exactly the state it holds.
-	g, err := readGeneration(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("read generation: %w", err)
-	}
 	if x.fileCurrent(g) {
 		return nil
 	}
