@@ -250,7 +250,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	s.wdb.SetMaxIdleConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
-	if err := s.init(ctx); err != nil {
+	if err := s.initRetrying(ctx); err != nil {
 		s.wdb.Close()
 		if primaryCode(err) == sqliteReadOnly {
 			return nil, fmt.Errorf("%w (no write permission here; reading it needs no write access: query, ingest status)", err)
@@ -425,6 +425,22 @@ func dsn(path string, writer bool) string {
 		q.Add("_pragma", "mmap_size(268435456)")
 	}
 	return name + "?" + q.Encode()
+}
+
+// initRetrying runs init again while it fails busy, within the retry
+// budget: two processes opening a new store at once can meet SQLITE_BUSY
+// without the busy timeout's wait as the first one sets the file up.
+func (s *Store) initRetrying(ctx context.Context) error {
+	deadline := time.Now().Add(s.retryBudget)
+	for attempt := 0; ; attempt++ {
+		err := s.init(ctx)
+		if err == nil || !busy(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		if err := store.RetryPause(ctx, attempt); err != nil {
+			return err
+		}
+	}
 }
 
 // init creates the schema and checks (or records) the embedder.
