@@ -47,10 +47,7 @@ type inflight struct {
 // wraps store.ErrClaimed when another live run holds the row, and
 // store.ErrUpToDate when another run has meanwhile finished it.
 func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.Document) (*inflight, error) {
-	row := store.Document{
-		ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
-		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
-	}
+	row := p.documentRow(doc)
 	lease := store.Lease{Owner: p.owner(), TTL: p.leaseTTL()}
 	before, err := p.Store.Claim(ctx, row, lease)
 	var held *store.ClaimedError

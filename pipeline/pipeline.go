@@ -469,23 +469,26 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	// A done document whose file has the key it was read with is skipped
 	// unread: a re-run over an unchanged folder opens no file.
 	before, _ := os.Stat(path)
-	if prev != nil && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint &&
-		prev.FileKey != "" && before != nil && before.Mode().IsRegular() && prev.FileKey == fileKey(before) {
+	// known is the file's key when it may be compared with prev's: "" for
+	// no stored key or no regular file, which never matches.
+	var known string
+	if prev != nil && prev.FileKey != "" && before != nil && before.Mode().IsRegular() {
+		known = fileKey(before)
+	}
+	if known != "" && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint && prev.FileKey == known {
 		res.DocID, res.Outcome = prev.ID, Unchanged
 		return res, nil
 	}
 	// Likewise a file that failed to load for a reason in its bytes, with
 	// this loader: it would fail the same way.
-	if prev != nil && prev.Status == store.StatusFailed && prev.FileKey != "" && before != nil &&
-		before.Mode().IsRegular() && prev.FileKey == failedLoadKey(fileKey(before)) {
+	if known != "" && prev.Status == store.StatusFailed && prev.FileKey == failedLoadKey(known) {
 		res.DocID, res.Outcome = prev.ID, Failed
 		res.Error = prev.Error + " (file unchanged since; not read again)"
 		return res, nil
 	}
 	// A copy of a stored document, unchanged since it was found to be one,
 	// while the original is still stored and its file still there.
-	if prev != nil && prev.Status == store.StatusDuplicate && prev.FileKey != "" && before != nil &&
-		before.Mode().IsRegular() && prev.FileKey == fileKey(before) && prev.Fingerprint == p.Fingerprint {
+	if known != "" && prev.Status == store.StatusDuplicate && prev.FileKey == known && prev.Fingerprint == p.Fingerprint {
 		if orig := p.originalOf(ctx, prev); orig != nil {
 			res.DocID, res.Outcome = orig.ID, Duplicate
 			res.Warnings = []string{duplicateWarning("content", orig.Path)}
@@ -635,15 +638,18 @@ func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*sto
 	for i, c := range chunks {
 		rows[i] = store.Chunk{ID: c.ID(), DocID: doc.ID, Index: c.Index, Text: c.Text, Tokens: c.Tokens, Start: c.Start, End: c.End, Embedding: vecs[i]}
 	}
-	w := &store.DocumentWrite{
-		Document: store.Document{
-			ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
-			Fingerprint: p.Fingerprint, Status: store.StatusDone, Size: doc.Size, ModTime: doc.ModTime,
-			UpdatedAt: time.Now().UTC(), Chunks: len(rows), Warnings: doc.Warnings,
-		},
-		Chunks: rows, Entities: ents, Relations: rels,
+	row := p.documentRow(doc)
+	row.Status, row.UpdatedAt, row.Chunks, row.Warnings = store.StatusDone, time.Now().UTC(), len(rows), doc.Warnings
+	return &store.DocumentWrite{Document: row, Chunks: rows, Entities: ents, Relations: rels}, stats, nil
+}
+
+// documentRow is a loaded document's metadata as stored with this run's
+// settings, under its content id.
+func (p *Pipeline) documentRow(doc *loader.Document) store.Document {
+	return store.Document{
+		ID: doc.ID, Path: doc.Path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
+		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime,
 	}
-	return w, stats, nil
 }
 
 func (p *Pipeline) embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -676,8 +682,8 @@ func duplicateWarning(what, original string) string {
 // without reading it. It is bookkeeping only: if it fails, the next run
 // reads the file again and finds the same.
 func (p *Pipeline) recordCopy(ctx context.Context, path string, doc *loader.Document, key, warning string) {
-	row := store.Document{ID: PathID(path), Path: path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format,
-		Fingerprint: p.Fingerprint, Size: doc.Size, ModTime: doc.ModTime}
+	row := p.documentRow(doc)
+	row.ID, row.Path = PathID(path), path
 	if err := p.Store.SetStatus(ctx, row, store.StatusDuplicate, warning); err == nil {
 		_ = p.Store.SetFileKey(ctx, row.ID, key)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,14 +183,13 @@ func (b *Batcher) withdraw(j *batchJob) bool {
 	if j.settled {
 		return false
 	}
-	for i, q := range b.queue {
-		if q == j {
-			b.queue = append(b.queue[:i], b.queue[i+1:]...)
-			b.dequeued(j)
-			return true
-		}
+	i := slices.Index(b.queue, j)
+	if i < 0 {
+		return false
 	}
-	return false
+	b.queue = slices.Delete(b.queue, i, i+1)
+	b.dequeued(j)
+	return true
 }
 
 // dequeued marks j as off the queue and wakes blocked submitters. b.mu held.
@@ -271,17 +271,14 @@ func (b *Batcher) run() {
 func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	live := b.queue[:0]
-	for _, j := range b.queue {
-		if j.ctx.Err() != nil {
-			b.dequeued(j)
-			gone = append(gone, j)
-			continue
+	b.queue = slices.DeleteFunc(b.queue, func(j *batchJob) bool {
+		if j.ctx.Err() == nil {
+			return false
 		}
-		live = append(live, j)
-	}
-	clear(b.queue[len(live):])
-	b.queue = live
+		b.dequeued(j)
+		gone = append(gone, j)
+		return true
+	})
 	if len(b.queue) == 0 {
 		return nil, gone, 0, b.closed
 	}
@@ -291,19 +288,10 @@ func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool
 			return nil, gone, wait, false
 		}
 	}
-	taken := make(map[*batchJob]bool, len(pick))
 	for _, j := range pick {
-		taken[j] = true
 		b.dequeued(j)
 	}
-	rest := b.queue[:0]
-	for _, j := range b.queue {
-		if !taken[j] {
-			rest = append(rest, j)
-		}
-	}
-	clear(b.queue[len(rest):])
-	b.queue = rest
+	b.queue = slices.DeleteFunc(b.queue, func(j *batchJob) bool { return j.settled })
 	return pick, gone, 0, false
 }
 

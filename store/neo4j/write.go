@@ -138,23 +138,19 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 // RenameDocument changes a document's path.
 func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 	params := map[string]any{"id": id, "path": path, "updated_at": time.Now().UTC()}
-	return s.write(ctx, fmt.Sprintf("rename document %s to %s", id, path), func(tx runner) error {
-		recs, err := collect(ctx, tx, stmtRenameDocument, params)
-		if err != nil {
-			return err
-		}
-		if len(recs) == 0 || recordInt(recs[0], "n") == 0 {
-			return store.ErrNotFound
-		}
-		return nil
-	})
+	return s.updateOne(ctx, fmt.Sprintf("rename document %s to %s", id, path), stmtRenameDocument, params)
 }
 
 // SetFileKey records the file key of a document.
 func (s *Store) SetFileKey(ctx context.Context, id, key string) error {
-	params := map[string]any{"id": id, "key": key}
-	return s.write(ctx, "set file key of "+id, func(tx runner) error {
-		recs, err := collect(ctx, tx, stmtSetFileKey, params)
+	return s.updateOne(ctx, "set file key of "+id, stmtSetFileKey, map[string]any{"id": id, "key": key})
+}
+
+// updateOne runs a write of one document that returns how many it
+// changed as n: store.ErrNotFound when none.
+func (s *Store) updateOne(ctx context.Context, op string, stmt statement, params map[string]any) error {
+	return s.write(ctx, op, func(tx runner) error {
+		recs, err := collect(ctx, tx, stmt, params)
 		if err != nil {
 			return err
 		}

@@ -72,7 +72,8 @@ type mentionKey struct {
 // never labelled with a state it does not hold.
 func readMentionKey(ctx context.Context, tx *sql.Tx) (mentionKey, error) {
 	var k mentionKey
-	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&k.gen); err != nil {
+	var err error
+	if k.gen, err = readGeneration(ctx, tx); err != nil {
 		return k, fmt.Errorf("read generation: %w", err)
 	}
 	// One row rather than one per document: the driver's per-row cost is

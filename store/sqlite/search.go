@@ -10,8 +10,33 @@ import (
 
 // generation is the store's write counter as this moment's snapshot sees it.
 func (s *Store) generation(ctx context.Context) (int64, error) {
+	return readGeneration(ctx, s.rdb)
+}
+
+// snapshot begins a read-only transaction and reads the write counter in
+// it, so what the caller then reads is labelled with exactly the state it
+// holds. The caller rolls tx back.
+func snapshot(ctx context.Context, db *sql.DB) (*sql.Tx, int64, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	g, err := readGeneration(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return nil, 0, fmt.Errorf("read generation: %w", err)
+	}
+	return tx, g, nil
+}
+
+// readGeneration reads the write counter as q's snapshot sees it; run in
+// the transaction that reads the rows, it labels them with exactly the
+// state they hold.
+func readGeneration(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, error) {
 	var g int64
-	err := s.rdb.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g)
+	err := q.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g)
 	return g, err
 }
 

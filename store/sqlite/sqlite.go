@@ -250,10 +250,9 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	s.wdb.SetMaxIdleConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
-	if err := s.init(ctx); err != nil {
+	if err := s.initRetrying(ctx); err != nil {
 		s.wdb.Close()
-		var code interface{ Code() int }
-		if errors.As(err, &code) && code.Code()&0xff == sqliteReadOnly {
+		if primaryCode(err) == sqliteReadOnly {
 			return nil, fmt.Errorf("%w (no write permission here; reading it needs no write access: query, ingest status)", err)
 		}
 		return nil, err
@@ -277,18 +276,28 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 // initCaches sets up the in-memory vector indexes and their sidecar files.
 func (s *Store) initCaches() {
 	path := s.path
-	s.chunkVecs = newVecIndex("chunks", `SELECT id, doc_id, embedding FROM chunks WHERE embedding IS NOT NULL`)
-	s.chunkVecs.sizes = `SELECT id, doc_id, length(embedding) FROM chunks WHERE embedding IS NOT NULL`
-	s.entityVecs = newVecIndex("entities", `SELECT id, '', embedding FROM entities WHERE embedding IS NOT NULL`)
-	s.entityVecs.sizes = `SELECT id, '', length(embedding) FROM entities WHERE embedding IS NOT NULL`
-	s.relationVecs = newVecIndex("relations", `SELECT id, '', embedding FROM relations WHERE embedding IS NOT NULL`)
-	s.relationVecs.sizes = `SELECT id, '', length(embedding) FROM relations WHERE embedding IS NOT NULL`
+	s.chunkVecs = tableVecIndex("chunks", "doc_id")
+	s.entityVecs = tableVecIndex("entities", "''")
+	s.relationVecs = tableVecIndex("relations", "''")
 	if path != ":memory:" && !strings.HasPrefix(path, "file::memory:") {
 		for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
 			x.file, x.instance = path+".vec-"+x.table, s.instance
 		}
 		s.mentionsFile = path + ".mentions"
 	}
+}
+
+// tableVecIndex is the index of table's embeddings; docCol is the column
+// naming a row's document, or the empty SQL string for rows of no one
+// document. Its two queries differ only in reading the embedding or its
+// length.
+func tableVecIndex(table, docCol string) *vecIndex {
+	sel := func(vec string) string {
+		return `SELECT id, ` + docCol + `, ` + vec + ` FROM ` + table + ` WHERE embedding IS NOT NULL`
+	}
+	x := newVecIndex(table, sel("embedding"))
+	x.sizes = sel("length(embedding)")
+	return x
 }
 
 // openReadOnly opens an existing store without writing anything: no
@@ -418,6 +427,22 @@ func dsn(path string, writer bool) string {
 	return name + "?" + q.Encode()
 }
 
+// initRetrying runs init again while it fails busy, within the retry
+// budget: two processes opening a new store at once can meet SQLITE_BUSY
+// without the busy timeout's wait as the first one sets the file up.
+func (s *Store) initRetrying(ctx context.Context) error {
+	deadline := time.Now().Add(s.retryBudget)
+	for attempt := 0; ; attempt++ {
+		err := s.init(ctx)
+		if err == nil || !busy(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		if err := store.RetryPause(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
 // init creates the schema and checks (or records) the embedder.
 func (s *Store) init(ctx context.Context) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
@@ -497,10 +522,12 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	return set, nil
 }
 
+type addedColumn struct{ table, column, ddl string }
+
 // addedColumns are columns added to tables after schema version 1 was
 // released; a store made before them gets them on open. Their defaults keep
 // what older versions wrote meaningful (no file key: read the file again).
-var addedColumns = []struct{ table, column, ddl string }{
+var addedColumns = []addedColumn{
 	{"documents", "file_key", `ALTER TABLE documents ADD COLUMN file_key TEXT NOT NULL DEFAULT ''`},
 	{"documents", "warnings", `ALTER TABLE documents ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'`},
 	{"documents", "lease_owner", `ALTER TABLE documents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`},
@@ -521,7 +548,7 @@ func addColumns(ctx context.Context, tx *sql.Tx) error {
 }
 
 // leaseColumnsOnly reports whether the missing columns are the lease's.
-func leaseColumnsOnly(missing []struct{ table, column, ddl string }) bool {
+func leaseColumnsOnly(missing []addedColumn) bool {
 	for _, c := range missing {
 		if c.table != "documents" || (c.column != "lease_owner" && c.column != "lease_until") {
 			return false
@@ -533,25 +560,12 @@ func leaseColumnsOnly(missing []struct{ table, column, ddl string }) bool {
 // missingColumns lists the addedColumns a store lacks.
 func missingColumns(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]struct{ table, column, ddl string }, error) {
+}) ([]addedColumn, error) {
 	have := map[string]bool{}
-	var missing []struct{ table, column, ddl string }
+	var missing []addedColumn
 	for _, c := range addedColumns {
 		if !have[c.table+".*"] {
-			rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, c.table)
-			if err != nil {
-				return nil, err
-			}
-			for rows.Next() {
-				var name string
-				if err := rows.Scan(&name); err != nil {
-					rows.Close()
-					return nil, err
-				}
-				have[c.table+"."+name] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err := collect(ctx, q, have, `SELECT ?1 || '.' || name FROM pragma_table_info(?1)`, c.table); err != nil {
 				return nil, err
 			}
 			have[c.table+".*"] = true

@@ -60,6 +60,27 @@ func floatBytes(v []float32) []byte {
 
 func alignUp(n uint64) uint64 { return (n + vecFileAlign - 1) &^ (vecFileAlign - 1) }
 
+// vecHeader is a sidecar's header: magic, generation, row count, dimension
+// and the length of the string table.
+func vecHeader(gen int64, n, dim uint32, strBytes uint64) [vecFileHeader]byte {
+	var hdr [vecFileHeader]byte
+	copy(hdr[:8], vecFileMagic)
+	binary.LittleEndian.PutUint64(hdr[8:], uint64(gen))
+	binary.LittleEndian.PutUint32(hdr[16:], n)
+	binary.LittleEndian.PutUint32(hdr[20:], dim)
+	binary.LittleEndian.PutUint64(hdr[24:], strBytes)
+	return hdr
+}
+
+// writeVecString writes one string of the sidecar's string table: its
+// length as two bytes, then its bytes.
+func writeVecString(w *bufio.Writer, s string) {
+	var n [2]byte
+	binary.LittleEndian.PutUint16(n[:], uint16(len(s)))
+	w.Write(n[:])
+	w.WriteString(s)
+}
+
 // saveFile writes the loaded index to path atomically (temp file + rename).
 // Failures are not errors: the sidecar is only a cache.
 func (x *vecIndex) saveFile(path string) {
@@ -78,23 +99,12 @@ func (x *vecIndex) saveFile(path string) {
 		return
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	var hdr [vecFileHeader]byte
-	copy(hdr[:8], vecFileMagic)
-	binary.LittleEndian.PutUint64(hdr[8:], uint64(x.gen))
-	binary.LittleEndian.PutUint32(hdr[16:], uint32(len(x.ids)))
-	binary.LittleEndian.PutUint32(hdr[20:], uint32(x.dim))
-	binary.LittleEndian.PutUint64(hdr[24:], strBytes)
+	hdr := vecHeader(x.gen, uint32(len(x.ids)), uint32(x.dim), strBytes)
 	w.Write(hdr[:])
-	str := func(s string) {
-		var n [2]byte
-		binary.LittleEndian.PutUint16(n[:], uint16(len(s)))
-		w.Write(n[:])
-		w.WriteString(s)
-	}
-	str(x.instance)
+	writeVecString(w, x.instance)
 	for i, id := range x.ids {
-		str(id)
-		str(x.docs[i])
+		writeVecString(w, id)
+		writeVecString(w, x.docs[i])
 	}
 	end := vecFileHeader + strBytes
 	w.Write(make([]byte, alignUp(end)-end))
@@ -144,10 +154,7 @@ func (x *vecIndex) streamFile(ctx context.Context, tx *sql.Tx, gen int64) error 
 	w.Write(hdr[:]) // filled in once the counts are known
 	var strBytes uint64
 	str := func(s string) {
-		var n [2]byte
-		binary.LittleEndian.PutUint16(n[:], uint16(len(s)))
-		w.Write(n[:])
-		w.WriteString(s)
+		writeVecString(w, s)
 		strBytes += uint64(2 + len(s))
 	}
 	seed := maphash.MakeSeed()
@@ -244,11 +251,7 @@ func (x *vecIndex) streamFile(ctx context.Context, tx *sql.Tx, gen int64) error 
 	if w.Flush() != nil {
 		return nil
 	}
-	copy(hdr[:8], vecFileMagic)
-	binary.LittleEndian.PutUint64(hdr[8:], uint64(gen))
-	binary.LittleEndian.PutUint32(hdr[16:], uint32(n))
-	binary.LittleEndian.PutUint32(hdr[20:], uint32(dim))
-	binary.LittleEndian.PutUint64(hdr[24:], strBytes)
+	hdr = vecHeader(gen, uint32(n), uint32(dim), strBytes)
 	if _, err := f.WriteAt(hdr[:], 0); err != nil {
 		return nil
 	}
@@ -455,17 +458,11 @@ func (x *vecIndex) saveDropped(ctx context.Context, db *sql.DB, gen int64) error
 		}
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, g, err := snapshot(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// The generation is read in the snapshot the rows come from, so the file
-	// is labelled with exactly the state it holds.
-	var g int64
-	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
-		return fmt.Errorf("read generation: %w", err)
-	}
 	if x.fileCurrent(g) {
 		return nil
 	}

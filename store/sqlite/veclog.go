@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"maps"
+	"slices"
 )
 
 // The vector log lets a process whose vector index is a few generations
@@ -83,26 +85,14 @@ func (x *vecIndex) catchUp(ctx context.Context, tx *sql.Tx, g int64) (bool, erro
 	if gens != g-x.gen {
 		return false, nil
 	}
-	var ids []string
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT id FROM vector_log WHERE gen > ? AND gen <= ? AND tbl = ?`, x.gen, g, x.table)
-	if err != nil {
+	changed := map[string]bool{}
+	if err := collect(ctx, tx, changed, `SELECT DISTINCT id FROM vector_log WHERE gen > ? AND gen <= ? AND tbl = ?`, x.gen, g, x.table); err != nil {
 		return false, err
 	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return false, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	if len(ids) > max(catchUpMin, len(x.ids)/4) {
+	if len(changed) > max(catchUpMin, len(x.ids)/4) {
 		return false, nil
 	}
+	ids := slices.Sorted(maps.Keys(changed))
 	// Read first, patch after: a failed read leaves the index as it was.
 	type row struct {
 		doc string
@@ -110,7 +100,7 @@ func (x *vecIndex) catchUp(ctx context.Context, tx *sql.Tx, g int64) (bool, erro
 	}
 	found := make(map[string]row, len(ids))
 	in, args := inList(ids)
-	rows, err = tx.QueryContext(ctx, x.query+` AND id IN `+in, args...)
+	rows, err := tx.QueryContext(ctx, x.query+` AND id IN `+in, args...)
 	if err != nil {
 		return false, err
 	}

@@ -88,17 +88,11 @@ func (x *vecIndex) ensure(ctx context.Context, db *sql.DB, gen int64) error {
 	if x.loaded && x.gen == gen {
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, g, err := snapshot(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// The generation is read in the same snapshot as the rows, so the index
-	// is labelled with exactly the state it holds.
-	var g int64
-	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'`).Scan(&g); err != nil {
-		return fmt.Errorf("read generation: %w", err)
-	}
 	if ok, err := x.catchUp(ctx, tx, g); err != nil {
 		return fmt.Errorf("catch up: %w", err)
 	} else if ok {

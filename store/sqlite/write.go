@@ -160,14 +160,7 @@ func (s *Store) SetStatus(ctx context.Context, doc store.Document, status store.
 // reload.
 func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 	err := s.inTx(ctx, func(tx *sql.Tx, _ *change) error {
-		res, err := tx.ExecContext(ctx, `UPDATE documents SET path = ?, updated_at = ? WHERE id = ?`, path, time.Now().UnixNano(), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return cmp.Or(err, store.ErrNotFound)
-		}
-		return nil
+		return updateOne(ctx, tx, `UPDATE documents SET path = ?, updated_at = ? WHERE id = ?`, path, time.Now().UnixNano(), id)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: rename document %s to %s: %w", s.path, id, path, err)
@@ -179,17 +172,25 @@ func (s *Store) RenameDocument(ctx context.Context, id, path string) error {
 // as nothing search sees changes.
 func (s *Store) SetFileKey(ctx context.Context, id, key string) error {
 	err := s.retrying(ctx, func() error {
-		res, err := s.wdb.ExecContext(ctx, `UPDATE documents SET file_key = ? WHERE id = ?`, key, id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return cmp.Or(err, store.ErrNotFound)
-		}
-		return nil
+		return updateOne(ctx, s.wdb, `UPDATE documents SET file_key = ? WHERE id = ?`, key, id)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: set file key of %s: %w", s.path, id, err)
+	}
+	return nil
+}
+
+// updateOne runs an UPDATE of one document row, store.ErrNotFound when
+// there is no such row.
+func updateOne(ctx context.Context, q interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmp.Or(err, store.ErrNotFound)
 	}
 	return nil
 }
@@ -323,9 +324,15 @@ func (s *Store) tryTx(ctx context.Context, fn func(*sql.Tx, *change) error) erro
 
 // busy reports SQLITE_BUSY (another connection holds the write lock past
 // the busy timeout), the one transient failure of a local database.
-func busy(err error) bool {
+func busy(err error) bool { return primaryCode(err) == sqliteBusy }
+
+// primaryCode is the primary SQLite result code err carries, 0 for none.
+func primaryCode(err error) int {
 	var coded interface{ Code() int }
-	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
+	if !errors.As(err, &coded) {
+		return 0
+	}
+	return coded.Code() & 0xff
 }
 
 const sqliteBusy = 5
