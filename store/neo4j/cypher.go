@@ -273,6 +273,8 @@ RETURN count(d) AS n`
 	// and to the chunk before it (rows come in reading order), and drops a
 	// NEXT edge from any other chunk. A chunk id owned by another document
 	// is left alone (stmtOldState reports it before anything is written).
+	// The embedding goes through the node vector procedure (5.13+; see
+	// stmtCreateRelations).
 	stmtWriteChunks = "UNWIND $rows AS r\n" +
 		"MATCH (d:Document {id: r.doc})\n" +
 		"MERGE (c:Chunk {id: r.id})\n" +
@@ -280,7 +282,14 @@ RETURN count(d) AS n`
 		"WITH d, c, r\n" +
 		"WHERE c.doc_id = r.doc\n" +
 		"SET c.`index` = r.idx, c.text = r.text, c.tokens = r.tokens,\n" +
-		"    c.start = r.start_off, c.`end` = r.end_off, c.embedding = r.embedding\n" +
+		"    c.start = r.start_off, c.`end` = r.end_off\n" +
+		"FOREACH (_ IN CASE WHEN r.embedding IS NULL THEN [1] ELSE [] END | REMOVE c.embedding)\n" +
+		"WITH d, c, r\n" +
+		"CALL {\n" +
+		"  WITH c, r\n" +
+		"  WITH c, r WHERE r.embedding IS NOT NULL\n" +
+		"  CALL db.create.setNodeVectorProperty(c, 'embedding', r.embedding)\n" +
+		"}\n" +
 		"MERGE (c)-[:PART_OF]->(d)\n" +
 		"WITH c, r\n" +
 		"CALL {\n" +
@@ -321,12 +330,15 @@ CALL {
 RETURN e.id AS id, e.name AS name, e.type AS type, e.description AS description,
        e.mentions AS mentions, e.vec_digest AS vec_digest, fragments`
 
-	// stmtUpdateEntities sets what changed: r.props holds only those keys
-	// (the embedding only when it changed, so the vector index is left
-	// alone otherwise).
+	// stmtUpdateEntities sets what changed: r.props holds only those keys,
+	// and r.vec the embedding only when it changed (see
+	// stmtCreateRelations), so the vector index is left alone otherwise.
 	stmtUpdateEntities = `UNWIND $rows AS r
 MATCH (e:Entity {id: r.id})
-SET e += r.props`
+SET e += r.props
+WITH e, r
+WHERE r.vec IS NOT NULL
+CALL db.create.setNodeVectorProperty(e, 'embedding', r.vec)`
 
 	// An entity the merge did not keep is deleted with its edges when no
 	// chunk mentions it; one the Merger skipped despite mentions stays as a
@@ -381,6 +393,12 @@ RETURN r.id AS id, coalesce(s.mentions, 0) > 0 AND coalesce(t.mentions, 0) > 0 A
        x IS NOT NULL AS stored, x.type AS type, x.keywords AS keywords, x.description AS description,
        x.weight AS weight, x.vec_digest AS vec_digest`
 
+	// Embeddings are stored through the vector procedures, as 32-bit
+	// floats (a SET stores a list of 64-bit ones): r.vec is a changed
+	// embedding, null when it is unchanged or gone (then r.props removes
+	// it). Servers before 5.18 have no procedure for relationships and get
+	// the Props variants, which take the embedding in r.props.
+	//
 	// Two MATCH clauses: each is an index seek, and one comma pattern would
 	// draw a cartesian-product notification for what is a single row.
 	stmtCreateRelations = `UNWIND $rows AS r
@@ -388,9 +406,31 @@ MATCH (s:Entity {id: r.source_id})
 MATCH (t:Entity {id: r.target_id})
 CREATE (s)-[x:RELATES {id: r.id}]->(t)
 SET x += r.props
+WITH x, r
+CALL {
+  WITH x, r
+  WITH x, r WHERE r.vec IS NOT NULL
+  CALL db.create.setRelationshipVectorProperty(x, 'embedding', r.vec)
+}
 RETURN count(x) AS n`
 
 	stmtUpdateRelations = `UNWIND $rows AS r
+MATCH ()-[x:RELATES]->()
+USING INDEX x:RELATES(id)
+WHERE x.id = r.id
+SET x += r.props
+WITH x, r
+WHERE r.vec IS NOT NULL
+CALL db.create.setRelationshipVectorProperty(x, 'embedding', r.vec)`
+
+	stmtCreateRelationsProps = `UNWIND $rows AS r
+MATCH (s:Entity {id: r.source_id})
+MATCH (t:Entity {id: r.target_id})
+CREATE (s)-[x:RELATES {id: r.id}]->(t)
+SET x += r.props
+RETURN count(x) AS n`
+
+	stmtUpdateRelationsProps = `UNWIND $rows AS r
 MATCH ()-[x:RELATES]->()
 USING INDEX x:RELATES(id)
 WHERE x.id = r.id

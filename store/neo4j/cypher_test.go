@@ -190,10 +190,11 @@ func checkCarriesNoData(t *testing.T, name, text string, keywords []string) {
 }
 
 // TestCypherStatementsCarryNoData holds every Cypher constant of cypher.go
-// to checkCarriesNoData's rules, with the fixed keywords its DDL quotes.
+// to checkCarriesNoData's rules, with the fixed keywords its DDL quotes and
+// the property key the vector procedures take as a string.
 func TestCypherStatementsCarryNoData(t *testing.T) {
 	consts := cypherConstants(t)
-	keywords := []string{"VECTOR", "FULLTEXT", "cosine", "cjk"}
+	keywords := []string{"VECTOR", "FULLTEXT", "cosine", "cjk", "embedding"}
 	statements := 0
 	for name, text := range consts {
 		if !strings.HasPrefix(name, "stmt") && !strings.HasPrefix(name, "schemaStatements") {

@@ -460,11 +460,13 @@ func (s *Store) reconcile(ctx context.Context, tx runner, ch *change) error {
 		if old.mentions != int64(counts[e.ID]) {
 			props["mentions"] = int64(counts[e.ID])
 		}
+		row := map[string]any{"id": e.ID, "props": props, "vec": nil}
 		if d := vecDigest(e.Embedding); d != old.digest || old.mentions <= 0 {
-			props["embedding"], props["vec_digest"] = param(e.Embedding), d
+			props["vec_digest"] = d
+			setVector(row, e.Embedding, true)
 		}
 		if len(props) > 0 {
-			rows = append(rows, map[string]any{"id": e.ID, "props": props})
+			rows = append(rows, row)
 		}
 	}
 	if err := s.unwind(ctx, tx, stmtUpdateEntities, rows); err != nil {
@@ -593,10 +595,11 @@ func (s *Store) reconcileRelations(ctx context.Context, tx runner, ch *change) e
 		if !had || old.weight != r.Weight {
 			props["weight"] = r.Weight
 		}
+		row := map[string]any{"id": r.ID, "source_id": e.source, "target_id": e.target, "props": props, "vec": nil}
 		if d := vecDigest(r.Embedding); !had || d != old.digest {
-			props["embedding"], props["vec_digest"] = param(r.Embedding), d
+			props["vec_digest"] = d
+			setVector(row, r.Embedding, s.relVector)
 		}
-		row := map[string]any{"id": r.ID, "source_id": e.source, "target_id": e.target, "props": props}
 		switch {
 		case !had:
 			creates = append(creates, row)
@@ -613,12 +616,16 @@ func (s *Store) reconcileRelations(ctx context.Context, tx runner, ch *change) e
 	if err := s.unwind(ctx, tx, stmtDeleteRelations, deletes); err != nil {
 		return fmt.Errorf("delete relations: %w", err)
 	}
-	if err := s.unwind(ctx, tx, stmtUpdateRelations, updates); err != nil {
+	var create, update statement = stmtCreateRelations, stmtUpdateRelations
+	if !s.relVector {
+		create, update = stmtCreateRelationsProps, stmtUpdateRelationsProps
+	}
+	if err := s.unwind(ctx, tx, update, updates); err != nil {
 		return fmt.Errorf("update relations: %w", err)
 	}
 	created := 0
 	err = batches(creates, s.batch, func(b []map[string]any) error {
-		recs, err := collect(ctx, tx, stmtCreateRelations, map[string]any{"rows": b})
+		recs, err := collect(ctx, tx, create, map[string]any{"rows": b})
 		if err == nil && len(recs) > 0 {
 			created += int(recordInt(recs[0], "n"))
 		}
@@ -631,6 +638,23 @@ func (s *Store) reconcileRelations(ctx context.Context, tx runner, ch *change) e
 		return fmt.Errorf("create relations: %d of %d merged relations have no endpoint entities", len(creates)-created, len(creates))
 	}
 	return nil
+}
+
+// setVector records a changed embedding v in an update row: as row["vec"],
+// which the statement stores through a vector procedure (32-bit floats,
+// half the bytes of a list property in the store and the transaction log),
+// or, where the server has no such procedure, in the row's props. An empty
+// v removes the property.
+func setVector(row map[string]any, v []float32, procedure bool) {
+	props := row["props"].(map[string]any)
+	switch {
+	case len(v) == 0:
+		props["embedding"] = nil
+	case procedure:
+		row["vec"] = param(v)
+	default:
+		props["embedding"] = param(v)
+	}
 }
 
 // lessEndpoints orders relations by source, target and id: the order their
