@@ -89,7 +89,8 @@ type batchJob struct {
 }
 
 // NewBatcher starts the writer goroutine for w; zero fields of opts take
-// their DefaultBatchOptions value. Close it to write what is queued and stop.
+// their DefaultBatchOptions value, and a GroupLimiter's limit caps MaxRows.
+// Close it to write what is queued and stop.
 func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 	d := DefaultBatchOptions
 	if opts.MaxDocuments <= 0 {
@@ -100,6 +101,9 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = d.MaxDelay
+	}
+	if gl, ok := w.(GroupLimiter); ok && gl.MaxGroupRows() > 0 {
+		opts.MaxRows = min(opts.MaxRows, gl.MaxGroupRows())
 	}
 	if opts.MaxQueuedRows <= 0 {
 		opts.MaxQueuedRows = max(d.MaxQueuedRows, 2*opts.MaxRows)

@@ -327,6 +327,15 @@ type BatchWriter interface {
 	WriteDocuments(ctx context.Context, ws ...*DocumentWrite) error
 }
 
+// GroupLimiter is implemented by a BatchWriter whose transactions cost more
+// per row past a size; a Batcher keeps its groups under that size.
+type GroupLimiter interface {
+	// MaxGroupRows is the most rows (as BatchOptions.MaxRows counts them)
+	// one group should carry, 0 for no limit. A document bigger than that
+	// is still written whole, alone.
+	MaxGroupRows() int
+}
+
 // WriteCounter is implemented by stores that count their write
 // transactions, so a run can say how much contention it met.
 type WriteCounter interface {

@@ -68,6 +68,7 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.BatchWriter  = (*Store)(nil)
 	_ store.WriteCounter = (*Store)(nil)
+	_ store.GroupLimiter = (*Store)(nil)
 )
 
 // serverInfo is what dbms.components reports.

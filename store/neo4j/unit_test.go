@@ -508,3 +508,17 @@ func TestRetryClassification(t *testing.T) {
 		t.Error("vecDigest must tell vectors apart and be stable")
 	}
 }
+
+// TestMaxGroupRows checks that groups are capped only while the store has
+// vector indexes (a store opened without an embedder has none).
+func TestMaxGroupRows(t *testing.T) {
+	for _, c := range []struct {
+		dim  int
+		want int
+	}{{384, maxGroupRows}, {0, 0}} {
+		s := &Store{emb: store.EmbedderInfo{Name: "hash-v2", Dimension: c.dim}}
+		if got := s.MaxGroupRows(); got != c.want {
+			t.Errorf("dimension %d: MaxGroupRows() = %d, want %d", c.dim, got, c.want)
+		}
+	}
+}

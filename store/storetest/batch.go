@@ -124,6 +124,60 @@ func (s suite) testBatcher(t *testing.T) {
 	sameSnapshot(t, "batcher vs one by one", got, takeSnapshot(t, clean, universeOf(all...)))
 }
 
+// groupLimited is a store whose groups a GroupLimiter caps at rows.
+type groupLimited struct {
+	store.Store
+	store.BatchWriter
+	rows int
+}
+
+func (g groupLimited) MaxGroupRows() int { return g.rows }
+
+// testBatcherGroupLimit checks that a Batcher keeps its groups within the
+// store's MaxGroupRows (while still grouping documents that fit), and that
+// a document bigger than the limit is written whole.
+func (s suite) testBatcherGroupLimit(t *testing.T) {
+	st, _ := s.fresh(t)
+	bw, ok := st.(store.BatchWriter)
+	if !ok {
+		t.Skip("store does not implement store.BatchWriter")
+	}
+	ctx := ctxFor(t)
+	var ws []*store.DocumentWrite
+	total := 0
+	for i := range 12 {
+		w := sized(fmt.Sprintf("doc-limit-%02d", i), fmt.Sprintf("limit/%02d.md", i), "limited", 2)
+		ws = append(ws, w)
+		total += 1 + len(w.Chunks) + len(w.Entities) + len(w.Relations)
+	}
+	big := sized("doc-limit-big", "limit/big.md", "limited", 8)
+	limit := 3 * total / len(ws) // three documents a group
+	b := store.NewBatcher(groupLimited{st, bw, limit}, store.BatchOptions{MaxDelay: time.Hour})
+	for _, w := range append(ws, big) {
+		if err := b.Submit(ctx, w, func(err error) {
+			if err != nil {
+				t.Errorf("write %s: %v", w.Document.ID, err)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stats := b.Stats()
+	if stats.Documents != int64(len(ws)+1) || stats.Transactions < int64(len(ws)/3+1) || stats.Transactions > int64(len(ws)/2+1) {
+		t.Errorf("batcher stats %+v; want %d documents in %d to %d transactions (groups of at most %d rows)",
+			stats, len(ws)+1, len(ws)/3+1, len(ws)/2+1, limit)
+	}
+	for _, w := range append(ws, big) {
+		got, err := st.DocumentChunks(ctx, w.Document.ID)
+		if err != nil || len(got) != len(w.Chunks) {
+			t.Errorf("%s: %d chunks stored (%v), want %d", w.Document.ID, len(got), err, len(w.Chunks))
+		}
+	}
+}
+
 // testBatcherCancelled checks that documents whose submitter gave up before
 // their group started are never written.
 func (s suite) testBatcherCancelled(t *testing.T) {

@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"BatchWrite", s.testBatchWrite},
 		{"Batcher", s.testBatcher},
 		{"BatcherCancelled", s.testBatcherCancelled},
+		{"BatcherGroupLimit", s.testBatcherGroupLimit},
 	} {
 		t.Run(c.name, c.fn)
 	}
