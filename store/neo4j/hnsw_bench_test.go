@@ -91,10 +91,10 @@ func BenchmarkHNSWConfig(b *testing.B) {
 					}
 				}
 				info := store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()}
-				n, s, cm, _ := writeCorpus(b, ts, db, ws, emb, info, 1000)
-				elements += n
-				secs += s
-				commit += cm
+				w := writeCorpus(b, ts, db, ws, emb, info, 1000)
+				elements += w.elements
+				secs += w.secs
+				commit += w.commitSecs
 				for j, ix := range []struct{ index, vectors, query string }{
 					{idxChunkVector, testChunkVectors, testQueryNodes},
 					{idxEntityVector, testEntityVectors, testQueryNodes},

@@ -44,6 +44,11 @@ CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS`
 	testCountElements       = `CALL { MATCH (n) RETURN count(n) AS nodes } CALL { MATCH ()-[r]->() RETURN count(r) AS rels } RETURN nodes, rels`
 	testBenchNodeConstraint = `CREATE CONSTRAINT docgraph_bench_id IF NOT EXISTS FOR (n:BenchNode) REQUIRE n.id IS UNIQUE`
 	testBenchNodes          = `UNWIND $rows AS r MERGE (n:BenchNode {id: r.id})`
+	testBenchVectors        = `UNWIND $rows AS r CREATE (n:BenchVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
+	testBenchVectorIndex    = "CREATE VECTOR INDEX docgraph_bench_vectors FOR (n:BenchVector) ON (n.embedding) OPTIONS {indexConfig: {" +
+		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
+		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
+	testDropBenchVectorIndex = `DROP INDEX docgraph_bench_vectors IF EXISTS`
 )
 
 // testServer is the server the environment names.
