@@ -401,40 +401,31 @@ RETURN r.id AS id, coalesce(s.mentions, 0) > 0 AND coalesce(t.mentions, 0) > 0 A
 	//
 	// Two MATCH clauses: each is an index seek, and one comma pattern would
 	// draw a cartesian-product notification for what is a single row.
-	stmtCreateRelations = `UNWIND $rows AS r
+	relatesCreate = `UNWIND $rows AS r
 MATCH (s:Entity {id: r.source_id})
 MATCH (t:Entity {id: r.target_id})
 CREATE (s)-[x:RELATES {id: r.id}]->(t)
 SET x += r.props
-WITH x, r
+`
+	stmtCreateRelations = relatesCreate + `WITH x, r
 CALL {
   WITH x, r
   WITH x, r WHERE r.vec IS NOT NULL
   CALL db.create.setRelationshipVectorProperty(x, 'embedding', r.vec)
 }
 RETURN count(x) AS n`
+	stmtCreateRelationsProps = relatesCreate + `RETURN count(x) AS n`
 
-	stmtUpdateRelations = `UNWIND $rows AS r
-MATCH ()-[x:RELATES]->()
-USING INDEX x:RELATES(id)
-WHERE x.id = r.id
-SET x += r.props
-WITH x, r
-WHERE r.vec IS NOT NULL
-CALL db.create.setRelationshipVectorProperty(x, 'embedding', r.vec)`
-
-	stmtCreateRelationsProps = `UNWIND $rows AS r
-MATCH (s:Entity {id: r.source_id})
-MATCH (t:Entity {id: r.target_id})
-CREATE (s)-[x:RELATES {id: r.id}]->(t)
-SET x += r.props
-RETURN count(x) AS n`
-
-	stmtUpdateRelationsProps = `UNWIND $rows AS r
+	relatesUpdate = `UNWIND $rows AS r
 MATCH ()-[x:RELATES]->()
 USING INDEX x:RELATES(id)
 WHERE x.id = r.id
 SET x += r.props`
+	stmtUpdateRelations = relatesUpdate + `
+WITH x, r
+WHERE r.vec IS NOT NULL
+CALL db.create.setRelationshipVectorProperty(x, 'embedding', r.vec)`
+	stmtUpdateRelationsProps = relatesUpdate
 
 	stmtDeleteRelations = `UNWIND $rows AS r
 MATCH ()-[x:RELATES]->()

@@ -111,6 +111,9 @@ func cypherConstants(t *testing.T) map[string]string {
 			return a + b, ok1 && ok2 && x.Op == token.ADD
 		case *ast.ParenExpr:
 			return eval(x.X)
+		case *ast.Ident: // a constant declared earlier in the file
+			s, ok := out[x.Name]
+			return s, ok
 		}
 		return "", false
 	}
