@@ -11,16 +11,24 @@ import (
 	"docgraph/store"
 )
 
-// testBatchWrite checks WriteDocuments: several documents, one replacing
-// an older version, in one transaction leave what writing them one by one
-// leaves; a batch naming a document twice or holding one invalid write is
-// refused whole.
-func (s suite) testBatchWrite(t *testing.T) {
+// freshBatchWriter is s.fresh for a test of WriteDocuments: it skips the
+// test when the store has none.
+func (s suite) freshBatchWriter(t *testing.T) (store.Store, store.BatchWriter, func()) {
+	t.Helper()
 	st, closeFn := s.fresh(t)
 	bw, ok := st.(store.BatchWriter)
 	if !ok {
 		t.Skip("store does not implement store.BatchWriter")
 	}
+	return st, bw, closeFn
+}
+
+// testBatchWrite checks WriteDocuments: several documents, one replacing
+// an older version, in one transaction leave what writing them one by one
+// leaves; a batch naming a document twice or holding one invalid write is
+// refused whole.
+func (s suite) testBatchWrite(t *testing.T) {
+	st, bw, closeFn := s.freshBatchWriter(t)
 	ctx := ctxFor(t)
 	v1, v2, p := rhineV1().write(), rhineV2().write(v1ID()), ports().write()
 	small := sized("doc-small", "small.md", "pebble", 2)
@@ -137,11 +145,7 @@ func (g groupLimited) MaxGroupRows() int { return g.rows }
 // store's MaxGroupRows (while still grouping documents that fit), and that
 // a document bigger than the limit is written whole.
 func (s suite) testBatcherGroupLimit(t *testing.T) {
-	st, _ := s.fresh(t)
-	bw, ok := st.(store.BatchWriter)
-	if !ok {
-		t.Skip("store does not implement store.BatchWriter")
-	}
+	st, bw, _ := s.freshBatchWriter(t)
 	ctx := ctxFor(t)
 	var ws []*store.DocumentWrite
 	total := 0
