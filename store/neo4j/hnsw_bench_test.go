@@ -16,15 +16,14 @@ import (
 // Test-only statements: the three vector indexes with an explicit HNSW
 // configuration, the stored vectors, and raw index queries.
 const (
-	testHNSWChunk = "CREATE VECTOR INDEX docgraph_chunk_embedding FOR (c:Chunk) ON (c.embedding) OPTIONS {indexConfig: {" +
+	// testHNSWOptions is a vector index's OPTIONS with an explicit HNSW
+	// configuration.
+	testHNSWOptions = "OPTIONS {indexConfig: {" +
 		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
 		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
-	testHNSWEntity = "CREATE VECTOR INDEX docgraph_entity_embedding FOR (e:Entity) ON (e.embedding) OPTIONS {indexConfig: {" +
-		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
-		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
-	testHNSWRelates = "CREATE VECTOR INDEX docgraph_relates_embedding FOR ()-[r:RELATES]-() ON (r.embedding) OPTIONS {indexConfig: {" +
-		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
-		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
+	testHNSWChunk      = "CREATE VECTOR INDEX docgraph_chunk_embedding FOR (c:Chunk) ON (c.embedding) " + testHNSWOptions
+	testHNSWEntity     = "CREATE VECTOR INDEX docgraph_entity_embedding FOR (e:Entity) ON (e.embedding) " + testHNSWOptions
+	testHNSWRelates    = "CREATE VECTOR INDEX docgraph_relates_embedding FOR ()-[r:RELATES]-() ON (r.embedding) " + testHNSWOptions
 	testChunkVectors   = `MATCH (c:Chunk) WHERE c.embedding IS NOT NULL RETURN c.id AS id, c.embedding AS v`
 	testEntityVectors  = `MATCH (e:Entity) WHERE e.embedding IS NOT NULL RETURN e.id AS id, e.embedding AS v`
 	testRelatesVectors = `MATCH ()-[r:RELATES]->() WHERE r.embedding IS NOT NULL RETURN r.id AS id, r.embedding AS v`

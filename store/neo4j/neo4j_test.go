@@ -34,30 +34,25 @@ import (
 const (
 	testWipeNodes = `MATCH (n)
 WHERE n:Document OR n:Chunk OR n:Entity OR n:RelationMention OR n:DocgraphMeta OR n:BenchNode
+   OR n:BenchChunkVector OR n:BenchEntityVector OR n:BenchRelationVector
 CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS`
-	testDropChunkVectors      = `DROP INDEX docgraph_chunk_embedding IF EXISTS`
-	testDropEntityVectors     = `DROP INDEX docgraph_entity_embedding IF EXISTS`
-	testDropRelatesVectors    = `DROP INDEX docgraph_relates_embedding IF EXISTS`
-	testCreateDatabase        = `CREATE DATABASE $name IF NOT EXISTS WAIT`
-	testDropDatabase          = `DROP DATABASE $name IF EXISTS`
-	testDeleteMeta            = `MATCH (m:DocgraphMeta) DETACH DELETE m`
-	testCountElements         = `CALL { MATCH (n) RETURN count(n) AS nodes } CALL { MATCH ()-[r]->() RETURN count(r) AS rels } RETURN nodes, rels`
-	testBenchNodeConstraint   = `CREATE CONSTRAINT docgraph_bench_id IF NOT EXISTS FOR (n:BenchNode) REQUIRE n.id IS UNIQUE`
-	testBenchNodes            = `UNWIND $rows AS r MERGE (n:BenchNode {id: r.id})`
-	testBenchChunkVectors     = `UNWIND $rows AS r CREATE (n:BenchChunkVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
-	testBenchChunkVectorIndex = "CREATE VECTOR INDEX docgraph_bench_chunk_vectors FOR (n:BenchChunkVector) ON (n.embedding) OPTIONS {indexConfig: {" +
-		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
-		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
-	testDropBenchChunkVectorIndex = `DROP INDEX docgraph_bench_chunk_vectors IF EXISTS`
-	testBenchEntityVectors        = `UNWIND $rows AS r CREATE (n:BenchEntityVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
-	testBenchEntityVectorIndex    = "CREATE VECTOR INDEX docgraph_bench_entity_vectors FOR (n:BenchEntityVector) ON (n.embedding) OPTIONS {indexConfig: {" +
-		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
-		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
-	testDropBenchEntityVectorIndex = `DROP INDEX docgraph_bench_entity_vectors IF EXISTS`
-	testBenchRelationVectors       = `UNWIND $rows AS r CREATE (n:BenchRelationVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
-	testBenchRelationVectorIndex   = "CREATE VECTOR INDEX docgraph_bench_relation_vectors FOR (n:BenchRelationVector) ON (n.embedding) OPTIONS {indexConfig: {" +
-		"`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine', " +
-		"`vector.hnsw.m`: $m, `vector.hnsw.ef_construction`: $ef, `vector.quantization.enabled`: $quant}}"
+	testDropChunkVectors             = `DROP INDEX docgraph_chunk_embedding IF EXISTS`
+	testDropEntityVectors            = `DROP INDEX docgraph_entity_embedding IF EXISTS`
+	testDropRelatesVectors           = `DROP INDEX docgraph_relates_embedding IF EXISTS`
+	testCreateDatabase               = `CREATE DATABASE $name IF NOT EXISTS WAIT`
+	testDropDatabase                 = `DROP DATABASE $name IF EXISTS`
+	testDeleteMeta                   = `MATCH (m:DocgraphMeta) DETACH DELETE m`
+	testCountElements                = `CALL { MATCH (n) RETURN count(n) AS nodes } CALL { MATCH ()-[r]->() RETURN count(r) AS rels } RETURN nodes, rels`
+	testBenchNodeConstraint          = `CREATE CONSTRAINT docgraph_bench_id IF NOT EXISTS FOR (n:BenchNode) REQUIRE n.id IS UNIQUE`
+	testBenchNodes                   = `UNWIND $rows AS r MERGE (n:BenchNode {id: r.id})`
+	testBenchChunkVectors            = `UNWIND $rows AS r CREATE (n:BenchChunkVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
+	testBenchChunkVectorIndex        = "CREATE VECTOR INDEX docgraph_bench_chunk_vectors FOR (n:BenchChunkVector) ON (n.embedding) " + testHNSWOptions
+	testDropBenchChunkVectorIndex    = `DROP INDEX docgraph_bench_chunk_vectors IF EXISTS`
+	testBenchEntityVectors           = `UNWIND $rows AS r CREATE (n:BenchEntityVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
+	testBenchEntityVectorIndex       = "CREATE VECTOR INDEX docgraph_bench_entity_vectors FOR (n:BenchEntityVector) ON (n.embedding) " + testHNSWOptions
+	testDropBenchEntityVectorIndex   = `DROP INDEX docgraph_bench_entity_vectors IF EXISTS`
+	testBenchRelationVectors         = `UNWIND $rows AS r CREATE (n:BenchRelationVector {id: r.id}) WITH n, r CALL db.create.setNodeVectorProperty(n, 'embedding', r.vec)`
+	testBenchRelationVectorIndex     = "CREATE VECTOR INDEX docgraph_bench_relation_vectors FOR (n:BenchRelationVector) ON (n.embedding) " + testHNSWOptions
 	testDropBenchRelationVectorIndex = `DROP INDEX docgraph_bench_relation_vectors IF EXISTS`
 )
 
