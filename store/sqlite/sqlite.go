@@ -431,16 +431,7 @@ func dsn(path string, writer bool) string {
 // budget: two processes opening a new store at once can meet SQLITE_BUSY
 // without the busy timeout's wait as the first one sets the file up.
 func (s *Store) initRetrying(ctx context.Context) error {
-	deadline := time.Now().Add(s.retryBudget)
-	for attempt := 0; ; attempt++ {
-		err := s.init(ctx)
-		if err == nil || !busy(err) || ctx.Err() != nil || time.Now().After(deadline) {
-			return err
-		}
-		if err := store.RetryPause(ctx, attempt); err != nil {
-			return err
-		}
-	}
+	return retryBusy(ctx, s.retryBudget, func() error { return s.init(ctx) }, func() {})
 }
 
 // init creates the schema and checks (or records) the embedder.

@@ -274,17 +274,23 @@ func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx, *change) error) error
 func (s *Store) retrying(ctx context.Context, write func() error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	deadline := time.Now().Add(s.retryBudget)
+	err := retryBusy(ctx, s.retryBudget, write, func() { s.retries.Add(1) })
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return err
+}
+
+// retryBusy runs fn again while it fails busy, until it succeeds, fails
+// otherwise, ctx ends or budget is spent; retried hears each new attempt.
+func retryBusy(ctx context.Context, budget time.Duration, fn func() error, retried func()) error {
+	deadline := time.Now().Add(budget)
 	for attempt := 0; ; attempt++ {
-		err := write()
-		if err == nil {
-			s.commits.Add(1)
-			return nil
-		}
-		if !busy(err) || ctx.Err() != nil || time.Now().After(deadline) {
+		err := fn()
+		if err == nil || !busy(err) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
-		s.retries.Add(1)
+		retried()
 		if err := store.RetryPause(ctx, attempt); err != nil {
 			return err
 		}
