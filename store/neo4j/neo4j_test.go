@@ -216,6 +216,7 @@ func TestSchema(t *testing.T) {
 	for _, x := range existing {
 		found[x.name] = x
 	}
+	configs := indexConfigs(t, ts, db)
 	want := []string{idxChunkVector, idxEntityVector, idxChunkText, idxEntityText}
 	if st.relVector {
 		want = append(want, idxRelatesVector)
@@ -229,8 +230,8 @@ func TestSchema(t *testing.T) {
 		if x.kind == "VECTOR" && (x.dimension != storetest.Dimension || x.similarity != "cosine") {
 			t.Errorf("index %s: %d dimensions, %s; want %d, cosine", name, x.dimension, x.similarity, storetest.Dimension)
 		}
-		if x.kind == "VECTOR" && st.hnswConfig && !sameHNSW(x.hnsw, hnswM, hnswEfConstruction, hnswQuantization) {
-			t.Errorf("index %s: HNSW settings %v; want m %d, ef_construction %d, quantization %v", name, x.hnsw, hnswM, hnswEfConstruction, hnswQuantization)
+		if got := configs[name]; x.kind == "VECTOR" && st.hnswConfig && !sameHNSW(got, hnswM, hnswEfConstruction, hnswQuantization) {
+			t.Errorf("index %s: HNSW settings %v; want m %d, ef_construction %d, quantization %v", name, got, hnswM, hnswEfConstruction, hnswQuantization)
 		}
 	}
 	st.Close()
@@ -250,7 +251,23 @@ func TestSchema(t *testing.T) {
 	}
 }
 
-// sameHNSW reports whether SHOW INDEXES settings are m, ef and quant.
+// indexConfigs is each vector and full-text index's indexConfig as SHOW
+// INDEXES reports it, by name.
+func indexConfigs(t *testing.T, ts *testServer, db string) map[string]map[string]any {
+	t.Helper()
+	recs, err := ts.run(testCtx(t), db, string(stmtSearchIndexes), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, rec := range recs {
+		cfg, _ := recordMap(rec, "options")["indexConfig"].(map[string]any)
+		out[recordString(rec, "name")] = cfg
+	}
+	return out
+}
+
+// sameHNSW reports whether an indexConfig's HNSW settings are m, ef and quant.
 func sameHNSW(got map[string]any, m, ef int, quant bool) bool {
 	return asInt(got["vector.hnsw.m"]) == int64(m) && asInt(got["vector.hnsw.ef_construction"]) == int64(ef) &&
 		got["vector.quantization.enabled"] == quant
@@ -287,13 +304,14 @@ func TestVectorIndexesOfEarlierConfigKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	configs := indexConfigs(t, ts, db)
 	kept := 0
 	for _, x := range existing {
 		if x.kind != "VECTOR" {
 			continue
 		}
-		if !sameHNSW(x.hnsw, 16, 100, true) {
-			t.Errorf("index %s has HNSW settings %v after open; want the server defaults it was made with", x.name, x.hnsw)
+		if !sameHNSW(configs[x.name], 16, 100, true) {
+			t.Errorf("index %s has HNSW settings %v after open; want the server defaults it was made with", x.name, configs[x.name])
 		}
 		kept++
 	}

@@ -213,10 +213,6 @@ type existingIndex struct {
 	dimension          int
 	similarity         string
 	analyzer           string // full-text indexes
-	// hnsw is a vector index's HNSW settings as the server reports them
-	// (m, ef_construction, quantization); empty before 5.23. Any is
-	// accepted: the setting changes write cost and recall, not results' form.
-	hnsw map[string]any
 }
 
 func (s *Store) listSearchIndexes(ctx context.Context, r runner) ([]existingIndex, error) {
@@ -243,14 +239,6 @@ func parseIndex(rec *n4j.Record) existingIndex {
 		x.dimension = int(integer(cfg, "vector.dimensions"))
 		x.similarity = strings.ToLower(str(cfg, "vector.similarity_function"))
 		x.analyzer = strings.ToLower(str(cfg, "fulltext.analyzer"))
-		for _, k := range []string{"vector.hnsw.m", "vector.hnsw.ef_construction", "vector.quantization.enabled"} {
-			if v, ok := cfg[k]; ok {
-				if x.hnsw == nil {
-					x.hnsw = map[string]any{}
-				}
-				x.hnsw[k] = v
-			}
-		}
 	}
 	return x
 }
