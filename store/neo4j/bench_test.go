@@ -53,12 +53,7 @@ const benchTimeout = time.Hour
 // NEO4J_PASSWORD; -short uses the first 1000 passages. Run with
 // -benchtime=1x.
 func BenchmarkWriteThroughput(b *testing.B) {
-	ts := newTestServer(b)
-	limit := 0
-	if testing.Short() {
-		limit = 1000
-	}
-	ws, emb := corpusWrites(b, limit)
+	ts, ws, emb := benchCorpus(b)
 	for _, c := range []struct {
 		batch   int
 		indexed bool
@@ -114,7 +109,10 @@ const (
 
 // benchVectorKinds are the bare-vector statements per kind of vector: a
 // label and a vector index each, as the store has.
-var benchVectorKinds = [vectorKinds]struct{ create, index, drop string }{
+var benchVectorKinds = [vectorKinds]struct {
+	create      statement
+	index, drop string
+}{
 	{testBenchChunkVectors, testBenchChunkVectorIndex, testDropBenchChunkVectorIndex},
 	{testBenchEntityVectors, testBenchEntityVectorIndex, testDropBenchEntityVectorIndex},
 	{testBenchRelationVectors, testBenchRelationVectorIndex, testDropBenchRelationVectorIndex},
@@ -288,15 +286,7 @@ func writeBareVectors(b *testing.B, ts *testServer, db string, vs [vectorKinds][
 			if len(vs[k]) == 0 {
 				continue
 			}
-			params := map[string]any{"dimension": int64(len(vs[k][0])), "m": int64(hnswM), "ef": int64(hnswEfConstruction), "quant": hnswQuantization}
-			// Writes to an index still populating are queued and indexed
-			// after the timer stops (measured: 1.8 s of writes, then 4.5 s
-			// until online; 4.2 s when it is online first).
-			for _, stmt := range []string{kind.index, testAwaitIndexes} {
-				if _, err := ts.run(ctx, db, stmt, params); err != nil {
-					b.Fatal(err)
-				}
-			}
+			createHNSWIndexes(b, ts, db, hnswConfig{hnswM, hnswEfConstruction, hnswQuantization}, len(vs[k][0]), kind.index)
 			defer func() {
 				if _, err := ts.run(context.Background(), db, kind.drop, nil); err != nil {
 					b.Errorf("drop a bare vector index: %v", err)
@@ -315,7 +305,7 @@ func writeBareVectors(b *testing.B, ts *testServer, db string, vs [vectorKinds][
 				rows = append(rows, map[string]any{"id": int64(i + j), "vec": param(v)})
 			}
 			_, err := sess.ExecuteWrite(ctx, func(tx n4j.ManagedTransaction) (any, error) {
-				return nil, exec(ctx, tx, statement(kind.create), map[string]any{"rows": rows})
+				return nil, exec(ctx, tx, kind.create, map[string]any{"rows": rows})
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -334,6 +324,35 @@ func countElements(b *testing.B, ts *testServer, db string) int64 {
 		b.Fatalf("count elements: %v", err)
 	}
 	return recordInt(recs[0], "nodes") + recordInt(recs[0], "rels")
+}
+
+// benchCorpus is the server and the 2wiki corpus writes a benchmark
+// uses; -short takes the first 1000 passages.
+func benchCorpus(b *testing.B) (*testServer, []*store.DocumentWrite, *embedstore.Hash) {
+	b.Helper()
+	ts := newTestServer(b)
+	limit := 0
+	if testing.Short() {
+		limit = 1000
+	}
+	ws, emb := corpusWrites(b, limit)
+	return ts, ws, emb
+}
+
+// createHNSWIndexes runs vector index DDL taking testHNSWOptions' parameters
+// with configuration c, and waits until every index is online: writes to an
+// index still populating are queued and indexed after a benchmark's timer
+// stops (measured: 1.8 s of writes, then 4.5 s until online; 4.2 s when it
+// is online first).
+func createHNSWIndexes(b *testing.B, ts *testServer, db string, c hnswConfig, dim int, ddl ...string) {
+	b.Helper()
+	ctx := testCtx(b)
+	params := map[string]any{"dimension": int64(dim), "m": int64(c.m), "ef": int64(c.ef), "quant": c.quant}
+	for _, stmt := range append(ddl, testAwaitIndexes) {
+		if _, err := ts.run(ctx, db, stmt, params); err != nil {
+			b.Fatalf("%s: %v", stmt, err)
+		}
+	}
 }
 
 // corpusWrites reads the 2wiki corpus and builds one write per passage.

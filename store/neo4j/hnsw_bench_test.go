@@ -54,12 +54,7 @@ func (c hnswConfig) String() string {
 // between runs, so compare medians. -short uses the first 1000 passages.
 // Run with -benchtime=1x.
 func BenchmarkHNSWConfig(b *testing.B) {
-	ts := newTestServer(b)
-	limit := 0
-	if testing.Short() {
-		limit = 1000
-	}
-	ws, emb := corpusWrites(b, limit)
+	ts, ws, emb := benchCorpus(b)
 	queries := questionVectors(b, 200)
 	def := hnswConfig{16, 100, true}
 	round := []hnswConfig{def, {16, 100, false}, {16, 50, false}, {16, 32, false}, {16, 50, true}, {8, 50, false}}
@@ -82,13 +77,7 @@ func BenchmarkHNSWConfig(b *testing.B) {
 			var raw, rerank [3]float64
 			for i := 0; i < b.N; i++ {
 				db := ts.database(b)
-				ctx := testCtx(b)
-				params := map[string]any{"dimension": int64(emb.Dimension()), "m": int64(c.m), "ef": int64(c.ef), "quant": c.quant}
-				for _, stmt := range []string{testHNSWChunk, testHNSWEntity, testHNSWRelates, testAwaitIndexes} {
-					if _, err := ts.run(ctx, db, stmt, params); err != nil {
-						b.Fatalf("%s: %v", stmt, err)
-					}
-				}
+				createHNSWIndexes(b, ts, db, c, emb.Dimension(), testHNSWChunk, testHNSWEntity, testHNSWRelates)
 				info := store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()}
 				w := writeCorpus(b, ts, db, ws, emb, info, 1000)
 				elements += w.elements
