@@ -195,15 +195,7 @@ func firstDiff(got, want string) string {
 // the document over and builds it.
 func TestLeaseHeldUntilExpiry(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ada.md")
-	write(t, path, adaText)
-	p, st := openLifecyclePipeline(t)
-	doc, err := p.Loader.Load(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := store.Document{ID: doc.ID, Path: path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format, Fingerprint: p.Fingerprint}
+	dir, path, p, st, row := leaseFixture(t)
 	other := "build-02.example/4242/1/abc/r1" // a run on another machine
 	if _, err := st.Claim(ctx, row, store.Lease{Owner: other, TTL: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -225,9 +217,33 @@ func TestLeaseHeldUntilExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	sum, err = p.Ingest(ctx, []string{dir}, pipeline.Options{})
+	wantTakenOver(t, p, st, dir, path, "Ingest after the lease expired")
+}
+
+// leaseFixture is a folder holding ada.md, a lifecycle pipeline with its
+// store, and the row a claim on ada.md's document names.
+func leaseFixture(t *testing.T) (dir, path string, p *pipeline.Pipeline, st store.Store, row store.Document) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "ada.md")
+	write(t, path, adaText)
+	p, st = openLifecyclePipeline(t)
+	doc, err := p.Loader.Load(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row = store.Document{ID: doc.ID, Path: path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format, Fingerprint: p.Fingerprint}
+	return dir, path, p, st, row
+}
+
+// wantTakenOver checks that an ingest of dir builds the document at path
+// whose lease it took over (what names the situation), and leaves it done
+// with no lease.
+func wantTakenOver(t *testing.T, p *pipeline.Pipeline, st store.Store, dir, path, what string) {
+	t.Helper()
+	sum, err := p.Ingest(context.Background(), []string{dir}, pipeline.Options{})
 	if err != nil || sum.Added != 1 || sum.Claimed != 0 {
-		t.Fatalf("Ingest after the lease expired: %+v, %v", sum, err)
+		t.Fatalf("%s: %+v, %v", what, sum, err)
 	}
 	if d := docAt(t, st, path); d.Status != store.StatusDone || d.LeaseOwner != "" {
 		t.Fatalf("after the take-over: %+v", d)
@@ -239,14 +255,7 @@ func TestLeaseHeldUntilExpiry(t *testing.T) {
 // repairs its documents at once, without waiting for expiry.
 func TestLeaseOfGoneProcessIsTakenOver(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ada.md")
-	write(t, path, adaText)
-	p, st := openLifecyclePipeline(t)
-	doc, err := p.Loader.Load(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, p, st, row := leaseFixture(t)
 	// An owner like this process's, but of a process that has exited.
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
@@ -260,17 +269,10 @@ func TestLeaseOfGoneProcessIsTakenOver(t *testing.T) {
 	}
 	f[1] = strconv.Itoa(cmd.Process.Pid)
 	dead := strings.Join(f, "/")
-	row := store.Document{ID: doc.ID, Path: path, Title: doc.Title, Hash: doc.Hash, Format: doc.Format, Fingerprint: p.Fingerprint}
 	if _, err := st.Claim(ctx, row, store.Lease{Owner: dead, TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := p.Ingest(ctx, []string{dir}, pipeline.Options{})
-	if err != nil || sum.Added != 1 || sum.Claimed != 0 {
-		t.Fatalf("Ingest over a gone process's lease: %+v, %v", sum, err)
-	}
-	if d := docAt(t, st, path); d.Status != store.StatusDone || d.LeaseOwner != "" {
-		t.Fatalf("after the take-over: %+v", d)
-	}
+	wantTakenOver(t, p, st, dir, path, "Ingest over a gone process's lease")
 }
 
 // TestLeaseRenewedWhileBuilding: a document whose build outlasts the lease
