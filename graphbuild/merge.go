@@ -49,91 +49,224 @@ func NewMerger(emb embedstore.Embedder, opts ...MergerOption) *Merger {
 	return m
 }
 
+var _ store.PrefixMerger = (*Merger)(nil)
+
 // MergeEntities merges each group of mentions (all of one entity) into an entity.
 func (m *Merger) MergeEntities(ctx context.Context, groups [][]store.EntityMention) ([]store.Entity, error) {
-	out := make([]store.Entity, 0, len(groups))
-	texts := make([]string, 0, len(groups))
+	gs := make([]store.EntityGroup, 0, len(groups))
 	for _, g := range groups {
-		if len(g) == 0 {
+		if len(g) > 0 {
+			gs = append(gs, EntityGroupOf(g))
+		}
+	}
+	return m.MergeEntityGroups(ctx, gs)
+}
+
+// EntityGroupOf summarises all mentions of one entity as a store that
+// keeps counts would: every mention, in chunk-id order, with its counts.
+func EntityGroupOf(g []store.EntityMention) store.EntityGroup {
+	grp := store.EntityGroup{ID: g[0].EntityID, Mentions: sortedByChunk(g, func(x store.EntityMention) string { return x.ChunkID }),
+		Names: map[string]int{}, Types: map[string]int{}}
+	chunks := map[string]bool{}
+	for _, x := range g {
+		grp.Names[x.Name]++
+		if x.Type != "" {
+			grp.Types[x.Type]++
+		}
+		chunks[x.ChunkID] = true
+	}
+	grp.Chunks = len(chunks)
+	return grp
+}
+
+// MergeEntityGroups merges each group (its counts and first mentions in
+// chunk-id order) into an entity: the majority of the names that are the
+// entity's key (short forms resolved into it are not), the majority type,
+// and the description of the first fragments.
+func (m *Merger) MergeEntityGroups(ctx context.Context, groups []store.EntityGroup) ([]store.Entity, error) {
+	out := make([]store.Entity, 0, len(groups))
+	var texts []string
+	var embedAt []int
+	for _, g := range groups {
+		if len(g.Mentions) == 0 {
 			continue
 		}
-		g = sortedByChunk(g, func(x store.EntityMention) string { return x.ChunkID })
-		names := map[string]int{} // names that are the entity's key; short forms resolved into it are not
-		types := map[string]int{}
-		chunks := map[string]bool{}
-		frags := make([]string, 0, len(g))
-		for _, x := range g {
-			if EntityID(x.Name) == x.EntityID {
-				names[x.Name]++
+		first := sortedByChunk(g.Mentions, func(x store.EntityMention) string { return x.ChunkID })
+		names := map[string]int{}
+		for name, n := range g.Names {
+			if EntityID(name) == g.ID {
+				names[name] += n
 			}
-			if x.Type != "" {
-				types[x.Type]++
-			}
-			chunks[x.ChunkID] = true
-			frags = append(frags, strings.Split(x.Description, "\n")...)
 		}
 		e := store.Entity{
-			ID:       g[0].EntityID,
-			Name:     majority(names, g[0].Name),
-			Type:     majority(types, ""),
-			Mentions: len(chunks),
+			ID:       g.ID,
+			Name:     majority(names, first[0].Name),
+			Type:     majority(g.Types, ""),
+			Mentions: g.Chunks,
 		}
-		desc, err := m.describe(ctx, "entity", e.Name, frags)
+		desc, err := m.describe(ctx, "entity", e.Name, entityFragments(first, m.fragmentLimit()))
 		if err != nil {
 			return nil, err
 		}
 		e.Description = desc
+		if st := g.Stored; st == nil || st.Name != e.Name || st.Description != e.Description {
+			embedAt = append(embedAt, len(out))
+			texts = append(texts, entityText(e))
+		}
 		out = append(out, e)
-		texts = append(texts, entityText(e))
 	}
 	vecs, err := m.embed(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		out[i].Embedding = vecs[i]
+	for i, at := range embedAt {
+		out[at].Embedding = vecs[i]
 	}
 	return out, nil
 }
 
 // MergeRelations merges each group of mentions (all of one relation) into a relation.
 func (m *Merger) MergeRelations(ctx context.Context, groups [][]store.RelationMention) ([]store.Relation, error) {
-	out := make([]store.Relation, 0, len(groups))
-	texts := make([]string, 0, len(groups))
+	gs := make([]store.RelationGroup, 0, len(groups))
 	for _, g := range groups {
-		if len(g) == 0 {
+		if len(g) > 0 {
+			gs = append(gs, RelationGroupOf(g))
+		}
+	}
+	return m.MergeRelationGroups(ctx, gs)
+}
+
+// RelationGroupOf summarises all mentions of one relation.
+func RelationGroupOf(g []store.RelationMention) store.RelationGroup {
+	grp := store.RelationGroup{ID: g[0].RelationID, SourceID: g[0].SourceID, TargetID: g[0].TargetID, Type: g[0].Type,
+		Mentions: sortedByChunk(g, func(x store.RelationMention) string { return x.ChunkID })}
+	for _, x := range g {
+		grp.Weight += mentionWeight(x.Weight)
+	}
+	return grp
+}
+
+// mentionWeight is what one mention adds to its relation's weight.
+func mentionWeight(w float64) float64 {
+	if w <= 0 {
+		return 1
+	}
+	return w
+}
+
+// MergeRelationGroups merges each group (its summed weight and first
+// mentions in chunk-id order) into a relation: the first keywords and the
+// description of the first fragments.
+func (m *Merger) MergeRelationGroups(ctx context.Context, groups []store.RelationGroup) ([]store.Relation, error) {
+	out := make([]store.Relation, 0, len(groups))
+	var texts []string
+	var embedAt []int
+	for _, g := range groups {
+		if len(g.Mentions) == 0 {
 			continue
 		}
-		g = sortedByChunk(g, func(x store.RelationMention) string { return x.ChunkID })
-		r := store.Relation{ID: g[0].RelationID, SourceID: g[0].SourceID, TargetID: g[0].TargetID, Type: g[0].Type}
-		kws := make([]string, 0, len(g))
-		frags := make([]string, 0, len(g))
-		for _, x := range g {
-			w := x.Weight
-			if w <= 0 {
-				w = 1
-			}
-			r.Weight += w
+		first := sortedByChunk(g.Mentions, func(x store.RelationMention) string { return x.ChunkID })
+		r := store.Relation{ID: g.ID, SourceID: g.SourceID, TargetID: g.TargetID, Type: g.Type, Weight: g.Weight}
+		kws := make([]string, 0, len(first))
+		for _, x := range first {
 			kws = append(kws, x.Keywords)
-			frags = append(frags, strings.Split(x.Description, "\n")...)
 		}
 		r.Keywords = mergeKeywords(kws, maxKeywords)
-		desc, err := m.describe(ctx, "relation", r.SourceID+" -> "+r.TargetID, frags)
+		desc, err := m.describe(ctx, "relation", r.SourceID+" -> "+r.TargetID, relationFragments(first, m.fragmentLimit()))
 		if err != nil {
 			return nil, err
 		}
 		r.Description = desc
+		if st := g.Stored; st == nil || relationText(*st) != relationText(r) {
+			embedAt = append(embedAt, len(out))
+			texts = append(texts, relationText(r))
+		}
 		out = append(out, r)
-		texts = append(texts, relationText(r))
 	}
 	vecs, err := m.embed(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		out[i].Embedding = vecs[i]
+	for i, at := range embedAt {
+		out[at].Embedding = vecs[i]
 	}
 	return out, nil
+}
+
+// EntityPrefixDone reports whether these first mentions (in chunk-id
+// order) hold more distinct description than the merge uses.
+func (m *Merger) EntityPrefixDone(first []store.EntityMention) bool {
+	return uniqueSize(entityFragments(first, -1)) > m.fragmentLimit()
+}
+
+// RelationPrefixDone reports whether these first mentions hold more
+// distinct description than the merge uses and all the keywords it keeps.
+func (m *Merger) RelationPrefixDone(first []store.RelationMention) bool {
+	if uniqueSize(relationFragments(first, -1)) <= m.fragmentLimit() {
+		return false
+	}
+	kws := make([]string, len(first))
+	for i, x := range first {
+		kws[i] = x.Keywords
+	}
+	return strings.Count(mergeKeywords(kws, maxKeywords), ",")+1 >= maxKeywords
+}
+
+// summaryLimit bounds, in multiples of the description budget, the
+// fragments an LLM summary reads: an entity a thousand documents mention
+// is summarised from its first fragments in chunk-id order, which bounds
+// both the prompt and the re-merge.
+const summaryLimit = 16
+
+// fragmentLimit is how many bytes of distinct fragments a merge reads:
+// one more than the budget when descriptions are truncated (enough to
+// know the budget is exceeded), summaryLimit budgets when summarised.
+func (m *Merger) fragmentLimit() int {
+	if m.summarizer != nil {
+		return summaryLimit * m.budget
+	}
+	return m.budget
+}
+
+// entityFragments are the description lines of mentions in order, cut
+// once their distinct lines exceed limit bytes (all of them for limit < 0).
+func entityFragments(ms []store.EntityMention, limit int) []string {
+	var frags []string
+	for _, x := range ms {
+		frags = append(frags, strings.Split(x.Description, "\n")...)
+		if limit >= 0 && uniqueSize(frags) > limit {
+			break
+		}
+	}
+	return frags
+}
+
+// relationFragments is entityFragments for relation mentions.
+func relationFragments(ms []store.RelationMention, limit int) []string {
+	var frags []string
+	for _, x := range ms {
+		frags = append(frags, strings.Split(x.Description, "\n")...)
+		if limit >= 0 && uniqueSize(frags) > limit {
+			break
+		}
+	}
+	return frags
+}
+
+// uniqueSize is the size describe counts: distinct non-empty trimmed
+// lines, each with its separator.
+func uniqueSize(frags []string) int {
+	seen := make(map[string]bool, len(frags))
+	size := 0
+	for _, f := range frags {
+		f = strings.TrimSpace(f)
+		if f == "" || seen[f] {
+			continue
+		}
+		seen[f] = true
+		size += len(f) + 1
+	}
+	return size
 }
 
 // entityText is what an entity's vector is made from.

@@ -140,6 +140,56 @@ type Merger interface {
 	MergeRelations(ctx context.Context, groups [][]RelationMention) ([]Relation, error)
 }
 
+// PrefixMerger is a Merger whose merged text depends only on the first
+// mentions of a group in chunk-id order, plus counts over all of them. A
+// store that keeps those counts can then re-merge an entity that a
+// thousand documents mention by reading its first few mentions, not all
+// of them: re-merging stays bounded however often an entity recurs. The
+// result must equal MergeEntities (MergeRelations) of the whole group.
+type PrefixMerger interface {
+	Merger
+	// MergeEntityGroups merges each group into an entity. Mentions is a
+	// prefix in chunk-id order for which EntityPrefixDone holds (or all of
+	// the mentions); the counts cover every mention.
+	MergeEntityGroups(ctx context.Context, groups []EntityGroup) ([]Entity, error)
+	// MergeRelationGroups is MergeEntityGroups for relations.
+	MergeRelationGroups(ctx context.Context, groups []RelationGroup) ([]Relation, error)
+	// EntityPrefixDone reports whether these first mentions of an entity,
+	// in chunk-id order, fix its merged text, so that later mentions can
+	// change only its counts.
+	EntityPrefixDone(first []EntityMention) bool
+	// RelationPrefixDone is EntityPrefixDone for relations.
+	RelationPrefixDone(first []RelationMention) bool
+}
+
+// EntityGroup is what a PrefixMerger needs of all mentions of one entity.
+type EntityGroup struct {
+	ID string
+	// Mentions are the first mentions in chunk-id order: all of them, or
+	// a prefix that EntityPrefixDone accepts.
+	Mentions []EntityMention
+	// Names and Types count every mention's name and (non-empty) type;
+	// Chunks is the number of distinct chunks mentioning the entity.
+	Names  map[string]int
+	Types  map[string]int
+	Chunks int
+	// Stored is the entity as stored before this merge, if any: when its
+	// name and description come out unchanged, the merger may leave the
+	// result's Embedding nil, meaning "keep the stored vector".
+	Stored *Entity
+}
+
+// RelationGroup is what a PrefixMerger needs of all mentions of one relation.
+type RelationGroup struct {
+	ID, SourceID, TargetID, Type string
+	// Mentions are the first mentions in chunk-id order, as for EntityGroup.
+	Mentions []RelationMention
+	// Weight sums every mention's weight (a weight of 0 or less counts 1).
+	Weight float64
+	// Stored is the relation as stored before this merge, as for EntityGroup.
+	Stored *Relation
+}
+
 // EmbedderInfo identifies the embedder whose vectors a store holds.
 type EmbedderInfo struct {
 	Name      string `json:"name"`

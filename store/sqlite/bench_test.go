@@ -103,16 +103,25 @@ func BenchmarkSearchEntities(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := tx.Prepare(`INSERT INTO entities(id, name, type, description, mentions, embedding) VALUES (?, ?, 'thing', 'synthetic', 1, ?)`)
+	st, err := tx.Prepare(`INSERT INTO entities(id, name, type, description, mentions) VALUES (?, ?, 'thing', 'synthetic', 1)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vst, err := tx.Prepare(`INSERT INTO vectors(kind, id, vec) VALUES (1, ?, ?)`)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < n; i++ {
-		if _, err := st.Exec(fmt.Sprintf("e%06d", i), fmt.Sprintf("entity %d", i), encodeVector(vec())); err != nil {
+		id := int64(i) * 7919
+		if _, err := st.Exec(id, fmt.Sprintf("entity %d", i)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := vst.Exec(id, encodeVec(vec())); err != nil {
 			b.Fatal(err)
 		}
 	}
 	st.Close()
+	vst.Close()
 	if _, err := tx.Exec(`UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'`); err != nil {
 		b.Fatal(err)
 	}

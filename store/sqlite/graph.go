@@ -12,72 +12,28 @@ import (
 var _ store.GraphScanner = (*Store)(nil)
 
 // ScanMentions calls fn for every MENTIONED_IN edge into a chunk of a done
-// document, each entity-chunk pair once. The scan reads one snapshot, from
-// the mentions sidecar when it holds that snapshot's state, else from SQL,
-// after which it writes the sidecar for the next process.
+// document, each entity-chunk pair once, from one snapshot.
 func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) error {
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
 	}
 	defer tx.Rollback()
-	if s.mentionsFile == "" {
-		return s.scanMentionRows(ctx, tx, fn)
-	}
-	key, err := readMentionKey(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
-	}
-	if mf, err := loadMentionFile(s.mentionsFile, s.instance, key); err == nil {
-		tx.Rollback() // the file holds the snapshot; let the WAL move on
-		s.mentionFileHits.Add(1)
-		return mf.scan(ctx, s.path, fn)
-	}
-	w := newMentionWriter(s.mentionsFile, s.instance)
-	err = s.scanMentionRows(ctx, tx, func(m store.Mention) error {
-		w.add(m)
-		return fn(m)
-	})
-	if err != nil {
-		w.abort() // a partial scan is never written
-		return err
-	}
-	tx.Rollback()
-	w.finish(key)
-	return nil
-}
-
-// scanMentionRows is the SQL scan behind ScanMentions.
-func (s *Store) scanMentionRows(ctx context.Context, tx *sql.Tx, fn func(store.Mention) error) error {
-	// Rows come document by document (the loop runs over documents, then
-	// their mentions through entity_mentions_doc), and a repeated pair can
-	// only repeat within its document, so a per-document set removes
-	// repeats. SQL's DISTINCT over the whole table cost most of the scan.
 	rows, err := tx.QueryContext(ctx, `
-		SELECT m.entity_id, m.chunk_id, m.doc_id
-		FROM documents d CROSS JOIN entity_mentions m ON m.doc_id = d.id
-		WHERE d.status = 'done'`)
+		SELECT m.entity, c.id, c.doc_id
+		FROM documents d CROSS JOIN chunks c ON c.doc_id = d.id CROSS JOIN entity_mentions m ON m.chunk = c.seq
+		WHERE d.status = 'done' AND m.n = 0`)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
 	}
 	defer rows.Close()
-	type pair struct{ entity, chunk string }
-	seen := map[pair]bool{}
-	doc := ""
 	for rows.Next() {
 		var m store.Mention
-		if err := rows.Scan(&m.EntityID, &m.ChunkID, &m.DocID); err != nil {
+		var e int64
+		if err := rows.Scan(&e, &m.ChunkID, &m.DocID); err != nil {
 			return fmt.Errorf("sqlite store %s: scan mentions: %w", s.path, err)
 		}
-		if m.DocID != doc {
-			doc = m.DocID
-			clear(seen)
-		}
-		if k := (pair{m.EntityID, m.ChunkID}); seen[k] {
-			continue
-		} else {
-			seen[k] = true
-		}
+		m.EntityID = entityName(e)
 		if err := fn(m); err != nil {
 			return err
 		}

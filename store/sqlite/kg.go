@@ -19,9 +19,11 @@ func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) e
 	defer rows.Close()
 	for rows.Next() {
 		var e store.Entity
-		if err := rows.Scan(&e.ID, &e.Name, &e.Type, &e.Mentions); err != nil {
+		var id int64
+		if err := rows.Scan(&id, &e.Name, &e.Type, &e.Mentions); err != nil {
 			return fmt.Errorf("sqlite store %s: scan entities: %w", s.path, err)
 		}
+		e.ID = entityName(id)
 		if err := fn(e); err != nil {
 			return err
 		}
@@ -36,16 +38,18 @@ func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) e
 // keywords, weight), in relation id order, from one snapshot. The relations table
 // only ever holds relations whose two endpoints exist.
 func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error) error {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, source_id, target_id, type, keywords, weight FROM relations ORDER BY id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, source, target, type, keywords, weight FROM relations ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r store.Relation
-		if err := rows.Scan(&r.ID, &r.SourceID, &r.TargetID, &r.Type, &r.Keywords, &r.Weight); err != nil {
+		var id, src, tgt int64
+		if err := rows.Scan(&id, &src, &tgt, &r.Type, &r.Keywords, &r.Weight); err != nil {
 			return fmt.Errorf("sqlite store %s: scan relations: %w", s.path, err)
 		}
+		r.ID, r.SourceID, r.TargetID = relationName(id), entityName(src), entityName(tgt)
 		if err := fn(r); err != nil {
 			return err
 		}
@@ -58,24 +62,24 @@ func (s *Store) ScanRelations(ctx context.Context, fn func(store.Relation) error
 
 // RelationChunks returns the chunks each relation's mentions name, sorted.
 func (s *Store) RelationChunks(ctx context.Context, relationIDs []string) (map[string][]string, error) {
-	ids := unique(relationIDs)
+	ids := keysOf(relationIDs, 'r')
 	out := make(map[string][]string, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	in, args := inList(ids)
-	rows, err := s.rdb.QueryContext(ctx, `SELECT DISTINCT relation_id, chunk_id FROM relation_mentions
-		WHERE relation_id IN `+in+` ORDER BY relation_id, chunk_id`, args...)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT m.relation, c.id FROM json_each(?) j CROSS JOIN relation_mentions m ON m.relation = j.value
+		CROSS JOIN chunks c ON c.seq = m.chunk WHERE m.n = 0 ORDER BY m.relation, c.id`, intList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: chunks of %d relations: %w", s.path, len(ids), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var rel, chunk string
+		var rel int64
+		var chunk string
 		if err := rows.Scan(&rel, &chunk); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: chunks of %d relations: %w", s.path, len(ids), err)
 		}
-		out[rel] = append(out[rel], chunk)
+		out[relationName(rel)] = append(out[relationName(rel)], chunk)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: chunks of %d relations: %w", s.path, len(ids), err)

@@ -10,18 +10,7 @@ import (
 	"docgraph/store"
 )
 
-const (
-	documentColumns        = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until`
-	documentColumnsNoLease = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, '', 0`
-)
-
-// docSelect is the column list this store's document reads select.
-func (s *Store) docSelect() string {
-	if s.docColumns != "" {
-		return s.docColumns
-	}
-	return documentColumns
-}
+const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until`
 
 func scanDocument(sc interface{ Scan(...any) error }) (store.Document, error) {
 	var d store.Document
@@ -57,7 +46,7 @@ func encodeWarnings(w []string) string {
 
 // Document returns one document by id.
 func (s *Store) Document(ctx context.Context, id string) (*store.Document, error) {
-	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+s.docSelect()+` FROM documents WHERE id = ?`, id))
+	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -70,7 +59,7 @@ func (s *Store) Document(ctx context.Context, id string) (*store.Document, error
 // DocumentByPath returns the document at path. While a new version is being
 // ingested two rows can share a path; the done one wins, then the newest.
 func (s *Store) DocumentByPath(ctx context.Context, path string) (*store.Document, error) {
-	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+s.docSelect()+` FROM documents WHERE path = ?
+	d, err := scanDocument(s.rdb.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE path = ?
 		ORDER BY status = 'done' DESC, updated_at DESC, id LIMIT 1`, path))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
@@ -83,7 +72,7 @@ func (s *Store) DocumentByPath(ctx context.Context, path string) (*store.Documen
 
 // Documents lists every document by path.
 func (s *Store) Documents(ctx context.Context) ([]store.Document, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+s.docSelect()+` FROM documents ORDER BY path, id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+documentColumns+` FROM documents ORDER BY path, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: documents: %w", s.path, err)
 	}
@@ -132,7 +121,7 @@ func (s *Store) Stats(ctx context.Context) (*store.Stats, error) {
 		{&st.Chunks, `SELECT count(*) FROM chunks`},
 		{&st.Entities, `SELECT count(*) FROM entities`},
 		{&st.Relations, `SELECT count(*) FROM relations`},
-		{&st.Mentions, `SELECT count(*) FROM (SELECT DISTINCT entity_id, chunk_id FROM entity_mentions)`},
+		{&st.Mentions, `SELECT count(*) FROM entity_mentions WHERE n = 0`},
 	} {
 		if err := tx.QueryRowContext(ctx, c.query).Scan(c.dst); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: stats: %w", s.path, err)
@@ -141,20 +130,26 @@ func (s *Store) Stats(ctx context.Context) (*store.Stats, error) {
 	return st, nil
 }
 
-const chunkColumns = `c.id, c.doc_id, c.idx, c.text, c.tokens, c.start_off, c.end_off, c.embedding`
+// chunkColumns selects a chunk with its vector (c: chunks, v: vectors).
+const chunkColumns = `c.id, c.doc_id, c.idx, c.text, c.tokens, c.start_off, c.end_off, v.vec`
+
+// chunkVector joins a chunk's vector.
+const chunkVector = ` LEFT JOIN vectors v ON v.kind = 0 AND v.id = c.seq`
 
 func scanChunk(sc interface{ Scan(...any) error }, extra ...any) (store.Chunk, error) {
 	var c store.Chunk
 	var blob []byte
 	err := sc.Scan(append([]any{&c.ID, &c.DocID, &c.Index, &c.Text, &c.Tokens, &c.Start, &c.End, &blob}, extra...)...)
-	c.Embedding = decodeVector(blob)
+	if err == nil {
+		c.Embedding, err = decodeVec(blob)
+	}
 	return c, err
 }
 
 // Chunks returns the chunks with these ids, in the order asked; missing ids are skipped.
 func (s *Store) Chunks(ctx context.Context, ids []string) ([]store.Chunk, error) {
 	byID := map[string]store.Chunk{}
-	err := s.byIDs(ctx, `SELECT `+chunkColumns+` FROM chunks c WHERE c.id IN `, ids, func(rows *sql.Rows) error {
+	err := s.byIDs(ctx, `SELECT `+chunkColumns+` FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value`+chunkVector, jsonList(unique(ids)), func(rows *sql.Rows) error {
 		c, err := scanChunk(rows)
 		byID[c.ID] = c
 		return err
@@ -167,7 +162,7 @@ func (s *Store) Chunks(ctx context.Context, ids []string) ([]store.Chunk, error)
 
 // DocumentChunks returns a document's chunks in order.
 func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+chunkColumns+` FROM chunks c WHERE c.doc_id = ? ORDER BY c.idx`, docID)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+chunkColumns+` FROM chunks c`+chunkVector+` WHERE c.doc_id = ? ORDER BY c.idx`, docID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: chunks of %s: %w", s.path, docID, err)
 	}
@@ -186,48 +181,64 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 	return out, nil
 }
 
-const entityColumns = `e.id, e.name, e.type, e.description, e.mentions, e.embedding`
+// entityColumns selects an entity with its vector (e: entities, v: vectors).
+const entityColumns = `e.id, e.name, e.type, e.description, e.mentions, v.vec`
+
+const entityVector = ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.id`
 
 func scanEntity(sc interface{ Scan(...any) error }, extra ...any) (store.Entity, error) {
 	var e store.Entity
+	var id int64
 	var blob []byte
-	err := sc.Scan(append([]any{&e.ID, &e.Name, &e.Type, &e.Description, &e.Mentions, &blob}, extra...)...)
-	e.Embedding = decodeVector(blob)
+	err := sc.Scan(append([]any{&id, &e.Name, &e.Type, &e.Description, &e.Mentions, &blob}, extra...)...)
+	e.ID = entityName(id)
+	if err == nil {
+		e.Embedding, err = decodeVec(blob)
+	}
 	return e, err
 }
 
 // Entities returns the entities with these ids, in the order asked; missing ids are skipped.
 func (s *Store) Entities(ctx context.Context, ids []string) ([]store.Entity, error) {
 	byID := map[string]store.Entity{}
-	err := s.byIDs(ctx, `SELECT `+entityColumns+` FROM entities e WHERE e.id IN `, ids, func(rows *sql.Rows) error {
-		e, err := scanEntity(rows)
-		byID[e.ID] = e
-		return err
-	})
+	err := s.byIDs(ctx, `SELECT `+entityColumns+` FROM json_each(?) j CROSS JOIN entities e ON e.id = j.value`+entityVector,
+		intList(keysOf(ids, 'e')), func(rows *sql.Rows) error {
+			e, err := scanEntity(rows)
+			byID[e.ID] = e
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: entities: %w", s.path, err)
 	}
 	return inOrder(ids, byID), nil
 }
 
-const relationColumns = `r.id, r.source_id, r.target_id, r.type, r.keywords, r.description, r.weight, r.embedding`
+// relationColumns selects a relation with its vector (r: relations, v: vectors).
+const relationColumns = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, v.vec`
 
-func scanRelation(sc interface{ Scan(...any) error }) (store.Relation, error) {
+const relationVector = ` LEFT JOIN vectors v ON v.kind = 2 AND v.id = r.id`
+
+func scanRelation(sc interface{ Scan(...any) error }, extra ...any) (store.Relation, error) {
 	var r store.Relation
+	var id, src, tgt int64
 	var blob []byte
-	err := sc.Scan(&r.ID, &r.SourceID, &r.TargetID, &r.Type, &r.Keywords, &r.Description, &r.Weight, &blob)
-	r.Embedding = decodeVector(blob)
+	err := sc.Scan(append([]any{&id, &src, &tgt, &r.Type, &r.Keywords, &r.Description, &r.Weight, &blob}, extra...)...)
+	r.ID, r.SourceID, r.TargetID = relationName(id), entityName(src), entityName(tgt)
+	if err == nil {
+		r.Embedding, err = decodeVec(blob)
+	}
 	return r, err
 }
 
 // Relations returns the relations with these ids, in the order asked; missing ids are skipped.
 func (s *Store) Relations(ctx context.Context, ids []string) ([]store.Relation, error) {
 	byID := map[string]store.Relation{}
-	err := s.byIDs(ctx, `SELECT `+relationColumns+` FROM relations r WHERE r.id IN `, ids, func(rows *sql.Rows) error {
-		r, err := scanRelation(rows)
-		byID[r.ID] = r
-		return err
-	})
+	err := s.byIDs(ctx, `SELECT `+relationColumns+` FROM json_each(?) j CROSS JOIN relations r ON r.id = j.value`+relationVector,
+		intList(keysOf(ids, 'r')), func(rows *sql.Rows) error {
+			r, err := scanRelation(rows)
+			byID[r.ID] = r
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: relations: %w", s.path, err)
 	}
@@ -237,35 +248,35 @@ func (s *Store) Relations(ctx context.Context, ids []string) ([]store.Relation, 
 // RelationsOf returns the relations touching any of the entities, heaviest
 // first; limit <= 0 means all.
 func (s *Store) RelationsOf(ctx context.Context, entityIDs []string, limit int) ([]store.Relation, error) {
-	ids := unique(entityIDs)
-	if len(ids) == 0 {
+	keys := keysOf(entityIDs, 'e')
+	if len(keys) == 0 {
 		return nil, nil
 	}
-	in, args := inList(ids)
-	q := `SELECT ` + relationColumns + ` FROM relations r WHERE r.id IN (
-			SELECT id FROM relations WHERE source_id IN ` + in + `
-			UNION SELECT id FROM relations WHERE target_id IN ` + in + `)
+	list := intList(keys)
+	q := `SELECT ` + relationColumns + ` FROM relations r` + relationVector + ` WHERE r.id IN (
+			SELECT x.id FROM json_each(?1) j CROSS JOIN relations x ON x.source = j.value
+			UNION SELECT x.id FROM json_each(?1) j CROSS JOIN relations x ON x.target = j.value)
 		ORDER BY r.weight DESC, r.id`
-	args = append(args, args...)
+	args := []any{list}
 	if limit > 0 {
-		q += ` LIMIT ?`
+		q += ` LIMIT ?2`
 		args = append(args, limit)
 	}
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(ids), err)
+		return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(keys), err)
 	}
 	defer rows.Close()
 	var out []store.Relation
 	for rows.Next() {
 		r, err := scanRelation(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(ids), err)
+			return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(keys), err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(ids), err)
+		return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(keys), err)
 	}
 	return out, nil
 }
@@ -273,19 +284,20 @@ func (s *Store) RelationsOf(ctx context.Context, entityIDs []string, limit int) 
 // MentionsOf returns the MENTIONED_IN edges of the entities, ordered by
 // entity then chunk; limit <= 0 means all.
 func (s *Store) MentionsOf(ctx context.Context, entityIDs []string, limit int) ([]store.Mention, error) {
-	ids := unique(entityIDs)
-	if len(ids) == 0 {
+	keys := keysOf(entityIDs, 'e')
+	if len(keys) == 0 {
 		return nil, nil
 	}
-	in, args := inList(ids)
-	q := `SELECT DISTINCT entity_id, chunk_id, doc_id FROM entity_mentions WHERE entity_id IN ` + in + ` ORDER BY entity_id, chunk_id`
+	q := `SELECT m.entity, c.id, c.doc_id FROM json_each(?) j CROSS JOIN entity_mentions m ON m.entity = j.value
+		CROSS JOIN chunks c ON c.seq = m.chunk WHERE m.n = 0 ORDER BY m.entity, c.id`
+	args := []any{intList(keys)}
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
 	out, err := s.mentions(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: mentions of %d entities: %w", s.path, len(ids), err)
+		return nil, fmt.Errorf("sqlite store %s: mentions of %d entities: %w", s.path, len(keys), err)
 	}
 	return out, nil
 }
@@ -296,14 +308,15 @@ func (s *Store) EntitiesOfChunks(ctx context.Context, chunkIDs []string) ([]stor
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	in, args := inList(ids)
-	out, err := s.mentions(ctx, `SELECT DISTINCT entity_id, chunk_id, doc_id FROM entity_mentions WHERE chunk_id IN `+in+` ORDER BY chunk_id, entity_id`, args...)
+	out, err := s.mentions(ctx, `SELECT m.entity, c.id, c.doc_id FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value
+		CROSS JOIN entity_mentions m ON m.chunk = c.seq WHERE m.n = 0 ORDER BY c.id, m.entity`, jsonList(ids))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: entities of %d chunks: %w", s.path, len(ids), err)
 	}
 	return out, nil
 }
 
+// mentions runs a query of entity key, chunk id, document id.
 func (s *Store) mentions(ctx context.Context, q string, args ...any) ([]store.Mention, error) {
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -313,22 +326,26 @@ func (s *Store) mentions(ctx context.Context, q string, args ...any) ([]store.Me
 	var out []store.Mention
 	for rows.Next() {
 		var m store.Mention
-		if err := rows.Scan(&m.EntityID, &m.ChunkID, &m.DocID); err != nil {
+		var e int64
+		if err := rows.Scan(&e, &m.ChunkID, &m.DocID); err != nil {
 			return nil, err
 		}
+		m.EntityID = entityName(e)
 		out = append(out, m)
 	}
 	return out, rows.Err()
 }
 
-// byIDs runs prefix + an id-list subquery and scans every row.
-func (s *Store) byIDs(ctx context.Context, prefix string, ids []string, scan func(*sql.Rows) error) error {
-	ids = unique(ids)
-	if len(ids) == 0 {
+// byIDs runs a query whose one parameter is a JSON list and scans every row.
+func (s *Store) byIDs(ctx context.Context, query, list string, scan func(*sql.Rows) error) error {
+	return byIDs(ctx, s.rdb, query, list, scan)
+}
+
+func byIDs(ctx context.Context, q querier, query, list string, scan func(*sql.Rows) error) error {
+	if list == "[]" {
 		return nil
 	}
-	in, args := inList(ids)
-	rows, err := s.rdb.QueryContext(ctx, prefix+in, args...)
+	rows, err := q.QueryContext(ctx, query, list)
 	if err != nil {
 		return err
 	}
@@ -339,13 +356,6 @@ func (s *Store) byIDs(ctx context.Context, prefix string, ids []string, scan fun
 		}
 	}
 	return rows.Err()
-}
-
-// inList renders an IN operand for any number of ids as one JSON parameter,
-// so no list ever meets SQLite's bound-parameter limit.
-func inList(ids []string) (string, []any) {
-	b, _ := json.Marshal(ids)
-	return "(SELECT value FROM json_each(?))", []any{string(b)}
 }
 
 func inOrder[T any](ids []string, byID map[string]T) []T {

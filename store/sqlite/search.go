@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"docgraph/store"
 )
@@ -11,22 +14,6 @@ import (
 // generation is the store's write counter as this moment's snapshot sees it.
 func (s *Store) generation(ctx context.Context) (int64, error) {
 	return readGeneration(ctx, s.rdb)
-}
-
-// snapshot begins a read-only transaction and reads the write counter in
-// it, so what the caller then reads is labelled with exactly the state it
-// holds. The caller rolls tx back.
-func snapshot(ctx context.Context, db *sql.DB) (*sql.Tx, int64, error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	g, err := readGeneration(ctx, tx)
-	if err != nil {
-		tx.Rollback()
-		return nil, 0, fmt.Errorf("read generation: %w", err)
-	}
-	return tx, g, nil
 }
 
 // readGeneration reads the write counter as q's snapshot sees it; run in
@@ -40,19 +27,27 @@ func readGeneration(ctx context.Context, q interface {
 	return g, err
 }
 
-// vectorSearch brings idx up to date and returns its top k for vec.
-func (s *Store) vectorSearch(ctx context.Context, idx *vecIndex, vec []float32, k int, skip func(string) bool) ([]scored, error) {
+// scored is a row key with a score, higher is better.
+type scored struct {
+	id    int64
+	score float64
+}
+
+func sortScored(s []scored) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].score != s[j].score {
+			return s[i].score > s[j].score
+		}
+		return s[i].id < s[j].id
+	})
+}
+
+// checkQuery refuses a query vector of the wrong dimension.
+func (s *Store) checkQuery(vec []float32) error {
 	if s.emb.Dimension > 0 && len(vec) != s.emb.Dimension {
-		return nil, fmt.Errorf("query vector has dimension %d, the store holds %s vectors of dimension %d", len(vec), s.emb.Name, s.emb.Dimension)
+		return fmt.Errorf("query vector has dimension %d, the store holds %s vectors of dimension %d", len(vec), s.emb.Name, s.emb.Dimension)
 	}
-	gen, err := s.generation(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read generation: %w", err)
-	}
-	if err := idx.ensure(ctx, s.rdb, gen); err != nil {
-		return nil, fmt.Errorf("load vectors: %w", err)
-	}
-	return idx.search(vec, k, skip), nil
+	return nil
 }
 
 // SearchChunks returns the k chunks of done documents nearest to vec by cosine.
@@ -60,39 +55,77 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 	if k <= 0 {
 		return nil, nil
 	}
-	hidden := map[string]bool{}
-	if err := collect(ctx, s.rdb, hidden, `SELECT id FROM documents WHERE status <> 'done'`); err != nil {
+	if err := s.checkQuery(vec); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search chunks: %w", s.path, err)
 	}
-	var skip func(string) bool
-	if len(hidden) > 0 {
-		skip = func(doc string) bool { return hidden[doc] }
-	}
-	top, err := s.vectorSearch(ctx, s.chunkVecs, vec, k, skip)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: search chunks: %w", s.path, err)
-	}
-	ids := make([]string, len(top))
-	for i, t := range top {
-		ids[i] = t.id
-	}
-	byID := map[string]store.ChunkHit{}
-	// The unary + keeps SQLite from driving the join by the status index
-	// (every done document); the chunk ids are the selective side.
-	err = s.byIDs(ctx, `SELECT `+chunkColumns+`, d.path, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id
-		WHERE +d.status = 'done' AND c.id IN `, ids, func(rows *sql.Rows) error {
-		var h store.ChunkHit
-		var err error
-		h.Chunk, err = scanChunk(rows, &h.DocPath, &h.DocTitle)
-		byID[h.ID] = h
-		return err
+	var out []store.ChunkHit
+	err := s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		// Chunks of documents that are not done are left out after the
+		// search; asking for more covers the usual few.
+		for want := k; ; want *= 4 {
+			top, exhausted, err := s.vectorSearch(ctx, tx, kindChunk, vec, want)
+			if err != nil {
+				return err
+			}
+			hits, err := chunkHits(ctx, tx, top)
+			if err != nil {
+				return err
+			}
+			if len(hits) >= k || exhausted || want >= 1<<14 {
+				out = hits[:min(k, len(hits))]
+				return nil
+			}
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search chunks: %w", s.path, err)
 	}
+	return out, nil
+}
+
+// inSnapshot runs fn in a read transaction: every read of a search sees
+// one state of the store, so the rows it reads are those its index hits
+// named, never a later document's.
+func (s *Store) inSnapshot(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// querier is what reads need of a database or a transaction.
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+// chunkHits reads the chunks of done documents among top, in its order,
+// with their scores.
+func chunkHits(ctx context.Context, q querier, top []scored) ([]store.ChunkHit, error) {
+	keys := make([]int64, len(top))
+	for i, t := range top {
+		keys[i] = t.id
+	}
+	byKey := map[int64]store.ChunkHit{}
+	// The unary + keeps SQLite from driving the join by the status index
+	// (every done document); the chunk keys are the selective side.
+	err := byIDs(ctx, q, `SELECT c.seq, `+chunkColumns+`, d.path, d.title FROM json_each(?) j CROSS JOIN chunks c ON c.seq = j.value
+		JOIN documents d ON d.id = c.doc_id`+chunkVector+` WHERE +d.status = 'done'`, intList(keys), func(rows *sql.Rows) error {
+		var h store.ChunkHit
+		var seq int64
+		var err error
+		h.Chunk, err = scanChunkKeyed(rows, &seq, &h.DocPath, &h.DocTitle)
+		byKey[seq] = h
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]store.ChunkHit, 0, len(top))
 	for _, t := range top {
-		if h, ok := byID[t.id]; ok {
+		if h, ok := byKey[t.id]; ok {
 			h.Score = t.score
 			out = append(out, h)
 		}
@@ -100,18 +133,32 @@ func (s *Store) SearchChunks(ctx context.Context, vec []float32, k int) ([]store
 	return out, nil
 }
 
+// scanChunkKeyed is scanChunk for a row that starts with the chunk's seq.
+func scanChunkKeyed(sc interface{ Scan(...any) error }, seq *int64, extra ...any) (store.Chunk, error) {
+	var c store.Chunk
+	var blob []byte
+	err := sc.Scan(append([]any{seq, &c.ID, &c.DocID, &c.Index, &c.Text, &c.Tokens, &c.Start, &c.End, &blob}, extra...)...)
+	if err == nil {
+		c.Embedding, err = decodeVec(blob)
+	}
+	return c, err
+}
+
 // SearchEntities returns the k entities nearest to vec by cosine.
 func (s *Store) SearchEntities(ctx context.Context, vec []float32, k int) ([]store.EntityHit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
-	top, err := s.vectorSearch(ctx, s.entityVecs, vec, k, nil)
+	if err := s.checkQuery(vec); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: search entities: %w", s.path, err)
+	}
+	top, _, err := s.vectorSearch(ctx, s.rdb, kindEntity, vec, k)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search entities: %w", s.path, err)
 	}
 	ids := make([]string, len(top))
 	for i, t := range top {
-		ids[i] = t.id
+		ids[i] = entityName(t.id)
 	}
 	ents, err := s.Entities(ctx, ids)
 	if err != nil {
@@ -122,8 +169,8 @@ func (s *Store) SearchEntities(ctx context.Context, vec []float32, k int) ([]sto
 		byID[e.ID] = e
 	}
 	out := make([]store.EntityHit, 0, len(top))
-	for _, t := range top {
-		if e, ok := byID[t.id]; ok {
+	for i, t := range top {
+		if e, ok := byID[ids[i]]; ok {
 			out = append(out, store.EntityHit{Entity: e, Score: t.score})
 		}
 	}
@@ -135,13 +182,16 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 	if k <= 0 {
 		return nil, nil
 	}
-	top, err := s.vectorSearch(ctx, s.relationVecs, vec, k, nil)
+	if err := s.checkQuery(vec); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: search relations: %w", s.path, err)
+	}
+	top, _, err := s.vectorSearch(ctx, s.rdb, kindRelation, vec, k)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search relations: %w", s.path, err)
 	}
 	ids := make([]string, len(top))
 	for i, t := range top {
-		ids[i] = t.id
+		ids[i] = relationName(t.id)
 	}
 	rels, err := s.Relations(ctx, ids)
 	if err != nil {
@@ -152,8 +202,8 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 		byID[r.ID] = r
 	}
 	out := make([]store.RelationHit, 0, len(top))
-	for _, t := range top {
-		if r, ok := byID[t.id]; ok {
+	for i, t := range top {
+		if r, ok := byID[ids[i]]; ok {
 			out = append(out, store.RelationHit{Relation: r, Score: t.score})
 		}
 	}
@@ -163,59 +213,161 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 // SearchChunksText ranks chunks of done documents by BM25 over their text.
 // Scores are -bm25, so positive and higher is better.
 func (s *Store) SearchChunksText(ctx context.Context, query string, k int) ([]store.ChunkHit, error) {
-	q := ftsQuery(query)
-	if q == "" || k <= 0 {
+	if k <= 0 {
 		return nil, nil
 	}
-	rows, err := s.rdb.QueryContext(ctx, `
-		SELECT `+chunkColumns+`, d.path, d.title, -bm25(chunks_fts)
-		FROM chunks_fts JOIN chunks c ON c.seq = chunks_fts.rowid JOIN documents d ON d.id = c.doc_id
-		WHERE chunks_fts MATCH ? AND d.status = 'done'
-		ORDER BY bm25(chunks_fts), c.id LIMIT ?`, q, k)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: text search chunks for %q: %w", s.path, query, err)
+	q, err := s.prunedQuery(ctx, "chunks_fts", query)
+	if err != nil || q == "" {
+		return nil, wrapText(s, "chunks", query, err)
 	}
-	defer rows.Close()
+	// Rank inside the index first, then read the few rows: joining every
+	// match before sorting cost most of the search.
 	var out []store.ChunkHit
-	for rows.Next() {
-		var h store.ChunkHit
-		if h.Chunk, err = scanChunk(rows, &h.DocPath, &h.DocTitle, &h.Score); err != nil {
-			return nil, fmt.Errorf("sqlite store %s: text search chunks for %q: %w", s.path, query, err)
+	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		for want := k; ; want *= 4 {
+			var top []scored
+			rows, err := tx.QueryContext(ctx, `SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?`, q, want)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var t scored
+				if err := rows.Scan(&t.id, &t.score); err != nil {
+					rows.Close()
+					return err
+				}
+				top = append(top, t)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			hits, err := chunkHits(ctx, tx, top)
+			if err != nil {
+				return err
+			}
+			if len(hits) >= k || len(top) < want || want >= 1<<14 {
+				// Ties in score keep chunk-id order, as the search always has.
+				sort.SliceStable(hits, func(i, j int) bool {
+					return hits[i].Score > hits[j].Score || hits[i].Score == hits[j].Score && hits[i].ID < hits[j].ID
+				})
+				out = hits[:min(k, len(hits))]
+				return nil
+			}
 		}
-		out = append(out, h)
+	})
+	return out, wrapText(s, "chunks", query, err)
+}
+
+func wrapText(s *Store, what, query string, err error) error {
+	if err == nil {
+		return nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite store %s: text search chunks for %q: %w", s.path, query, err)
-	}
-	return out, nil
+	return fmt.Errorf("sqlite store %s: text search %s for %q: %w", s.path, what, query, err)
 }
 
 // SearchEntitiesText ranks entities by BM25 over name and description, a
 // name hit weighing as much as several description hits.
 func (s *Store) SearchEntitiesText(ctx context.Context, query string, k int) ([]store.EntityHit, error) {
-	q := ftsQuery(query)
-	if q == "" || k <= 0 {
+	if k <= 0 {
 		return nil, nil
 	}
+	q, err := s.prunedQuery(ctx, "entities_fts", query)
+	if err != nil || q == "" {
+		return nil, wrapText(s, "entities", query, err)
+	}
 	rows, err := s.rdb.QueryContext(ctx, `
-		SELECT `+entityColumns+`, -bm25(entities_fts, 5.0, 1.0)
-		FROM entities_fts JOIN entities e ON e.seq = entities_fts.rowid
-		WHERE entities_fts MATCH ?
-		ORDER BY bm25(entities_fts, 5.0, 1.0), e.id LIMIT ?`, q, k)
+		SELECT `+entityColumns+`, t.score FROM (
+			SELECT rowid, -bm25(entities_fts, 5.0, 1.0) AS score FROM entities_fts WHERE entities_fts MATCH ?
+			ORDER BY bm25(entities_fts, 5.0, 1.0) LIMIT ?) t
+		CROSS JOIN entities e ON e.id = t.rowid`+entityVector+`
+		ORDER BY t.score DESC, e.id`, q, k)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: text search entities for %q: %w", s.path, query, err)
+		return nil, wrapText(s, "entities", query, err)
 	}
 	defer rows.Close()
 	var out []store.EntityHit
 	for rows.Next() {
 		var h store.EntityHit
 		if h.Entity, err = scanEntity(rows, &h.Score); err != nil {
-			return nil, fmt.Errorf("sqlite store %s: text search entities for %q: %w", s.path, query, err)
+			return nil, wrapText(s, "entities", query, err)
 		}
 		out = append(out, h)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite store %s: text search entities for %q: %w", s.path, query, err)
+	return out, wrapText(s, "entities", query, rows.Err())
+}
+
+// Full-text search keeps its cost independent of the corpus by leaving out
+// query terms that most rows contain: FTS5 ranks by walking the whole
+// posting list of every query term, and a word like "the" or "film" is in
+// a large share of every corpus, so its list grows with the corpus while
+// its weight in BM25 shrinks towards nothing. A term is common when more
+// than commonTerm rows hold it (counted only up to that many, so the count
+// costs no more than the limit); the rarest terms are always kept.
+const (
+	commonTerm = 1500
+	keepRarest = 2
+)
+
+// prunedQuery is ftsQuery without the query's common terms.
+func (s *Store) prunedQuery(ctx context.Context, table, text string) (string, error) {
+	terms := queryTerms(text)
+	if len(terms) <= keepRarest {
+		return joinTerms(terms), nil
 	}
-	return out, nil
+	type counted struct {
+		term string
+		n    int
+	}
+	cs := make([]counted, 0, len(terms))
+	for _, t := range terms {
+		n, err := s.termRows(ctx, table, t)
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			cs = append(cs, counted{t, n})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].n < cs[j].n })
+	var kept []string
+	for i, c := range cs {
+		if i < keepRarest || c.n <= commonTerm {
+			kept = append(kept, c.term)
+		}
+	}
+	return joinTerms(kept), nil
+}
+
+// termRows counts the rows of table holding term, up to commonTerm+1.
+func (s *Store) termRows(ctx context.Context, table, term string) (int, error) {
+	var n int
+	// table is one of two constants, never text from a query.
+	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`,
+		`"`+term+`"`, commonTerm+1).Scan(&n)
+	return n, err
+}
+
+// queryTerms are the distinct terms of text as ftsQuery quotes them.
+func queryTerms(text string) []string {
+	q := ftsQuery(text)
+	if q == "" {
+		return nil
+	}
+	var out []string
+	for _, t := range strings.Split(q, " OR ") {
+		t = strings.Trim(t, `"`)
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func joinTerms(terms []string) string {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + t + `"`
+	}
+	return strings.Join(quoted, " OR ")
 }

@@ -5,7 +5,8 @@
 // It uses modernc.org/sqlite (pure Go, FTS5 compiled in): one write
 // connection serialised by a mutex, a small pool of read connections, WAL
 // journal so readers never block on the writer and never see a half-applied
-// write, and exact cosine search over in-memory copies of the vectors.
+// write. Vector search goes through approximate nearest-neighbour index files
+// beside the database (store/ann), kept up to date from the vector log.
 package sqlite
 
 import (
@@ -41,35 +42,41 @@ func init() {
 
 // schemaVersion is bumped whenever the schema below changes incompatibly.
 // Version 2 made the FTS indexes contentless indexes of derived text
-// (fts.go): a version 1 store is migrated on open, and a docgraph that
-// reads only version 1 refuses version 2 rather than index raw text into it.
-const schemaVersion = 2
+// (fts.go). Version 3 made the store compact: integer keys, each vector
+// kept once in a compact encoding (vecenc.go) instead of in its row and in
+// sidecar caches, description fragments kept as offsets into their chunk's
+// text (frag.go), counts that let a re-merge read only the first mentions
+// of an entity, and ANN index files. A version 2 store is migrated on open
+// by a writer (migrate.go); a reader asks for that.
+const schemaVersion = 3
 
 // schema is the whole layout. Every derived row can be rebuilt from the
 // mention tables, which is what makes deletes exact.
 //
 //	meta              key/value: schema_version, instance (random id), embedder_name, embedder_dimension,
-//	                  generation (bumped by every write; lets the vector caches
-//	                  notice writes made by another process)
+//	                  generation (bumped by every write), next_chunk (the next chunk seq)
 //	documents         one row per document id (content hash); status lifecycle
-//	chunks            seq (FTS rowid), id, doc_id, idx, text, offsets, embedding
+//	chunks            seq (FTS rowid, vector id, what mentions name), id, doc_id, idx, text, offsets,
+//	                  ord (its place in chunk-id order, for merges)
 //	chunks_fts        FTS5 contentless index over docgraph_fts(chunks.text) (fts.go)
-//	entities          seq (FTS rowid), id, merged name/type/description, mentions, embedding
+//	entities          id (the entity id's 64 bits, ids.go), merged name/type/description, mentions
+//	                  (distinct chunks), the counts of every mention's name and type
 //	entities_fts      FTS5 contentless index over docgraph_fts(entities.name, .description)
-//	relations         id, source_id, target_id, type, merged keywords/description, weight, embedding
-//	entity_mentions   one row per (entity, chunk) contribution: name, type, description fragment
-//	relation_mentions one row per (relation, chunk) contribution: keywords, description, weight
+//	relations         id, source, target, type, merged keywords/description, weight
+//	entity_mentions   one row per (entity, chunk) contribution, in chunk-id order per entity:
+//	                  name, type, description fragment (frag.go)
+//	relation_mentions one row per (relation, chunk) contribution: endpoints, type, keywords, fragment, weight
 //	dangling_relations relations with mentions but a missing endpoint entity
-//	vector_log        the vectors each of the last generations changed, for other processes' caches
+//	vectors           (kind, id): each chunk's, entity's and relation's vector, once (vecenc.go)
+//	vector_log        (generation, kind, id) of every vector a write changed, which the ANN index
+//	                  files catch up from (annindex.go)
 //
-// Embeddings are little-endian float32 BLOBs. The writer keeps both FTS
-// indexes in step with their tables inside the writing transaction, with one
-// set-based statement per write rather than triggers: FTS5 flushes its
-// pending terms at every statement that touches it, so per-row triggers
-// would turn one book into thousands of tiny index segments. Mentions carry
-// doc_id so a document's share is deleted by index; they have no foreign key
-// to chunks because the writer deletes them first, and a cascade would cost
-// a lookup per deleted chunk.
+// Mentions name their chunk by seq and are deleted through the chunks of
+// the documents that go; they have no foreign keys, as a cascade would cost
+// a lookup per deleted row. The writer keeps both FTS indexes in step with
+// their tables inside the writing transaction, with set-based statements
+// rather than triggers: FTS5 flushes its pending terms at every statement
+// that touches it, so per-row triggers would make thousands of tiny segments.
 const schema = `
 CREATE TABLE IF NOT EXISTS meta(
 	key   TEXT PRIMARY KEY,
@@ -100,81 +107,85 @@ CREATE INDEX IF NOT EXISTS documents_status ON documents(status);
 CREATE TABLE IF NOT EXISTS chunks(
 	seq       INTEGER PRIMARY KEY,
 	id        TEXT NOT NULL UNIQUE,
-	doc_id    TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+	doc_id    TEXT NOT NULL,
 	idx       INTEGER NOT NULL,
 	text      TEXT NOT NULL,
 	tokens    INTEGER NOT NULL,
 	start_off INTEGER NOT NULL,
 	end_off   INTEGER NOT NULL,
-	embedding BLOB
+	ord       INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
 
 CREATE TABLE IF NOT EXISTS entities(
-	seq         INTEGER PRIMARY KEY,
-	id          TEXT NOT NULL UNIQUE,
+	id          INTEGER PRIMARY KEY,
 	name        TEXT NOT NULL,
 	type        TEXT NOT NULL DEFAULT '',
 	description TEXT NOT NULL DEFAULT '',
 	mentions    INTEGER NOT NULL DEFAULT 0,
-	embedding   BLOB
+	names       TEXT NOT NULL DEFAULT '', -- counts.go
+	types       TEXT NOT NULL DEFAULT ''
 );
 
 CREATE TABLE IF NOT EXISTS relations(
-	id          TEXT PRIMARY KEY,
-	source_id   TEXT NOT NULL,
-	target_id   TEXT NOT NULL,
+	id          INTEGER PRIMARY KEY,
+	source      INTEGER NOT NULL,
+	target      INTEGER NOT NULL,
 	type        TEXT NOT NULL DEFAULT '',
 	keywords    TEXT NOT NULL DEFAULT '',
 	description TEXT NOT NULL DEFAULT '',
 	weight      REAL NOT NULL DEFAULT 0,
-	embedding   BLOB
+	mentions    INTEGER NOT NULL DEFAULT 0 -- mention rows
 );
-CREATE INDEX IF NOT EXISTS relations_source ON relations(source_id);
-CREATE INDEX IF NOT EXISTS relations_target ON relations(target_id);
+CREATE INDEX IF NOT EXISTS relations_source ON relations(source);
+CREATE INDEX IF NOT EXISTS relations_target ON relations(target);
 
 CREATE TABLE IF NOT EXISTS entity_mentions(
-	seq         INTEGER PRIMARY KEY,
-	entity_id   TEXT NOT NULL,
-	chunk_id    TEXT NOT NULL,
-	doc_id      TEXT NOT NULL,
-	name        TEXT NOT NULL,
-	type        TEXT NOT NULL DEFAULT '',
-	description TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS entity_mentions_entity ON entity_mentions(entity_id, chunk_id);
-CREATE INDEX IF NOT EXISTS entity_mentions_chunk ON entity_mentions(chunk_id);
-CREATE INDEX IF NOT EXISTS entity_mentions_doc ON entity_mentions(doc_id);
+	entity INTEGER NOT NULL,
+	ord    INTEGER NOT NULL,
+	chunk  INTEGER NOT NULL,
+	n      INTEGER NOT NULL, -- 0, or which repeat of (entity, chunk) in one write
+	name   TEXT NOT NULL,
+	type   TEXT NOT NULL,
+	frag   BLOB,
+	PRIMARY KEY(entity, ord, chunk, n)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entity_mentions_chunk ON entity_mentions(chunk);
 
 CREATE TABLE IF NOT EXISTS relation_mentions(
-	seq         INTEGER PRIMARY KEY,
-	relation_id TEXT NOT NULL,
-	source_id   TEXT NOT NULL,
-	target_id   TEXT NOT NULL,
-	type        TEXT NOT NULL DEFAULT '',
-	chunk_id    TEXT NOT NULL,
-	doc_id      TEXT NOT NULL,
-	keywords    TEXT NOT NULL DEFAULT '',
-	description TEXT NOT NULL DEFAULT '',
-	weight      REAL NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS relation_mentions_relation ON relation_mentions(relation_id, chunk_id);
-CREATE INDEX IF NOT EXISTS relation_mentions_doc ON relation_mentions(doc_id);
+	relation INTEGER NOT NULL,
+	ord      INTEGER NOT NULL,
+	chunk    INTEGER NOT NULL,
+	n        INTEGER NOT NULL,
+	source   INTEGER NOT NULL,
+	target   INTEGER NOT NULL,
+	type     TEXT NOT NULL,
+	keywords TEXT NOT NULL,
+	frag     BLOB,
+	weight   REAL NOT NULL,
+	PRIMARY KEY(relation, ord, chunk, n)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS relation_mentions_chunk ON relation_mentions(chunk);
 
 -- Relations that have mentions but lack an endpoint entity (possible for KG
 -- imports): re-examined whenever an entity appears.
 CREATE TABLE IF NOT EXISTS dangling_relations(
-	id TEXT PRIMARY KEY
+	id INTEGER PRIMARY KEY
+);
+
+CREATE TABLE IF NOT EXISTS vectors(
+	kind INTEGER NOT NULL, -- 0 chunk (seq), 1 entity, 2 relation (id)
+	id   INTEGER NOT NULL,
+	vec  BLOB NOT NULL,
+	PRIMARY KEY(kind, id)
 ) WITHOUT ROWID;
 
--- Which vectors each write generation changed (veclog.go): one marker row
--- (tbl = '') per generation, then one row per chunk, entity or relation.
 CREATE TABLE IF NOT EXISTS vector_log(
-	gen INTEGER NOT NULL,
-	tbl TEXT NOT NULL,
-	id  TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS vector_log_gen ON vector_log(gen, tbl, id);
+	gen  INTEGER NOT NULL,
+	kind INTEGER NOT NULL,
+	id   INTEGER NOT NULL,
+	PRIMARY KEY(gen, kind, id)
+) WITHOUT ROWID;
 `
 
 // Store is an open SQLite graph store. It is safe for concurrent use; writes
@@ -184,6 +195,7 @@ type Store struct {
 	merger   store.Merger
 	emb      store.EmbedderInfo
 	instance string // random id of this database, made at creation
+	readOnly bool
 
 	writeMu sync.Mutex
 	wdb     *sql.DB // exactly one connection: SQLite has one writer anyway
@@ -192,18 +204,7 @@ type Store struct {
 	commits, retries atomic.Int64
 	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
-	chunkVecs    *vecIndex
-	entityVecs   *vecIndex
-	relationVecs *vecIndex
-
-	// mentionsFile is the ScanMentions sidecar (mentionfile.go); "" for
-	// none. mentionFileHits counts scans it served, for tests.
-	mentionsFile    string
-	mentionFileHits atomic.Int64
-
-	// docColumns is what document reads select: documentColumns, or for a
-	// read-only store from before leases, the same with no lease.
-	docColumns string
+	ann *annSet
 }
 
 var (
@@ -216,8 +217,8 @@ var (
 // to a file that cannot be written.
 const sqliteReadOnly = 8
 
-// readers is the size of the read pool; the machine docgraph targets has few
-// cores and the scans that matter run in memory.
+// readers is the size of the read pool: a served query runs its searches
+// in parallel, a few at a time on the few cores docgraph targets.
 const readers = 4
 
 // Open opens (creating if needed, with parent directories) the store at path.
@@ -250,12 +251,19 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	s.wdb.SetMaxIdleConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
-	if err := s.initRetrying(ctx); err != nil {
+	migrated, err := s.initRetrying(ctx)
+	if err != nil {
 		s.wdb.Close()
 		if primaryCode(err) == sqliteReadOnly {
 			return nil, fmt.Errorf("%w (no write permission here; reading it needs no write access: query, ingest status)", err)
 		}
 		return nil, err
+	}
+	if migrated {
+		if err := s.afterMigration(ctx); err != nil {
+			s.wdb.Close()
+			return nil, err
+		}
 	}
 	s.rdb, err = sql.Open("sqlite", dsn(path, false))
 	if err != nil {
@@ -269,35 +277,17 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 		s.Close()
 		return nil, fmt.Errorf("sqlite store %s: open readers: %w", path, err)
 	}
-	s.initCaches()
+	if err := s.openIndexes(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
-// initCaches sets up the in-memory vector indexes and their sidecar files.
-func (s *Store) initCaches() {
-	path := s.path
-	s.chunkVecs = tableVecIndex("chunks", "doc_id")
-	s.entityVecs = tableVecIndex("entities", "''")
-	s.relationVecs = tableVecIndex("relations", "''")
-	if path != ":memory:" && !strings.HasPrefix(path, "file::memory:") {
-		for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
-			x.file, x.instance = path+".vec-"+x.table, s.instance
-		}
-		s.mentionsFile = path + ".mentions"
-	}
-}
-
-// tableVecIndex is the index of table's embeddings; docCol is the column
-// naming a row's document, or the empty SQL string for rows of no one
-// document. Its two queries differ only in reading the embedding or its
-// length.
-func tableVecIndex(table, docCol string) *vecIndex {
-	sel := func(vec string) string {
-		return `SELECT id, ` + docCol + `, ` + vec + ` FROM ` + table + ` WHERE embedding IS NOT NULL`
-	}
-	x := newVecIndex(table, sel("embedding"))
-	x.sizes = sel("length(embedding)")
-	return x
+// openIndexes opens the ANN index files.
+func (s *Store) openIndexes(ctx context.Context) error {
+	s.ann = newANNSet(s)
+	return nil
 }
 
 // openReadOnly opens an existing store without writing anything: no
@@ -306,8 +296,7 @@ func tableVecIndex(table, docCol string) *vecIndex {
 // folder is not writable and no write-ahead log is there, SQLite could
 // not create its shared-memory index, so the file is opened immutable:
 // no locks, no -shm or -wal; nobody can be writing it then, since a writer
-// would need that log file. Sidecar caches are still written when the
-// folder allows it (they are caches, not the store).
+// would need that log file.
 func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
@@ -316,7 +305,7 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) && !store.WritableDir(filepath.Dir(path)) {
 		immutable = true
 	}
-	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder}
+	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, readOnly: true}
 	var err error
 	if s.rdb, err = sql.Open("sqlite", readOnlyDSN(path, immutable)); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
@@ -338,24 +327,19 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 		s.Close()
 		return nil, err
 	}
-	// A store an older docgraph wrote lacks columns and full-text indexes
-	// only a writer can add.
-	missing, err := missingColumns(ctx, s.rdb)
-	if err == nil && len(missing) > 0 && leaseColumnsOnly(missing) {
-		// Leases only matter to writers: read as if none is held.
-		s.docColumns, missing = documentColumnsNoLease, nil
-	}
-	if err == nil && len(missing) > 0 {
-		err = fmt.Errorf("written by an older docgraph (no %s.%s column): run ingest on it once with write access to upgrade it", missing[0].table, missing[0].column)
-	}
-	if err == nil && meta["fts"] != ftsVersion {
-		err = fmt.Errorf("written by an older docgraph (full-text indexes of another kind): run ingest on it once with write access to upgrade it")
-	}
-	if err != nil {
+	if v, _ := strconv.Atoi(meta["schema_version"]); v < schemaVersion {
 		s.Close()
-		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite store %s: written by an older docgraph (schema version %d; this one writes %d): run ingest on it once with write access to upgrade it in place, e.g. ingest status --store sqlite://%s",
+			path, v, schemaVersion, path)
 	}
-	s.initCaches()
+	if meta["fts"] != ftsVersion {
+		s.Close()
+		return nil, fmt.Errorf("sqlite store %s: written by an older docgraph (full-text indexes of another kind): run ingest on it once with write access to upgrade it", path)
+	}
+	if err := s.openIndexes(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -374,8 +358,7 @@ func readOnlyDSN(path string, immutable bool) string {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "query_only(1)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", "cache_size(-32000)")
-	q.Add("_pragma", "mmap_size(268435456)")
+	q.Add("_pragma", "cache_size(-16000)")
 	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
 }
 
@@ -401,7 +384,9 @@ func readMeta(ctx context.Context, q interface {
 
 // dsn builds the modernc.org/sqlite data source name. The writer takes its
 // lock at BEGIN (immediate) so a transaction never fails half-way on a lock
-// upgrade; readers are query_only as a guard.
+// upgrade; readers are query_only as a guard. Readers do not map the file:
+// a mapping's pages count as the process's resident memory, and a served
+// store reads a little of a big file.
 func dsn(path string, writer bool) string {
 	name := path
 	if strings.ContainsAny(path, "?#%") {
@@ -413,16 +398,19 @@ func dsn(path string, writer bool) string {
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	q.Add("_pragma", "cache_size(-32000)")
 	if writer {
+		// A big page cache keeps a group's pages in memory until commit,
+		// and a big WAL before the checkpoint copies a page rewritten by
+		// many transactions once: both cut the bytes a bulk ingest writes.
+		q.Add("_pragma", "cache_size(-131072)")
 		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "wal_autocheckpoint(16384)")
 		q.Set("_txlock", "immediate")
 	} else {
+		q.Add("_pragma", "cache_size(-16000)")
 		q.Add("_pragma", "query_only(1)")
-		q.Add("_pragma", "mmap_size(268435456)")
 	}
 	return name + "?" + q.Encode()
 }
@@ -430,46 +418,67 @@ func dsn(path string, writer bool) string {
 // initRetrying runs init again while it fails busy, within the retry
 // budget: two processes opening a new store at once can meet SQLITE_BUSY
 // without the busy timeout's wait as the first one sets the file up.
-func (s *Store) initRetrying(ctx context.Context) error {
-	return retryBusy(ctx, s.retryBudget, func() error { return s.init(ctx) }, func() {})
+func (s *Store) initRetrying(ctx context.Context) (migrated bool, err error) {
+	err = retryBusy(ctx, s.retryBudget, func() error {
+		var err error
+		migrated, err = s.init(ctx)
+		return err
+	}, func() {})
+	return migrated, err
 }
 
-// init creates the schema and checks (or records) the embedder.
-func (s *Store) init(ctx context.Context) error {
+// init creates the schema, upgrades an older store in place, and checks
+// (or records) the embedder.
+func (s *Store) init(ctx context.Context) (migrated bool, err error) {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+		return false, fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("sqlite store %s: create schema: %w", s.path, err)
+	var hasMeta int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&hasMeta); err != nil {
+		return false, fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
-	if err := addColumns(ctx, tx); err != nil {
-		return fmt.Errorf("sqlite store %s: upgrade schema: %w", s.path, err)
-	}
-	meta, err := readMeta(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("sqlite store %s: read meta: %w", s.path, err)
+	meta := map[string]string{}
+	if hasMeta > 0 {
+		if meta, err = readMeta(ctx, tx); err != nil {
+			return false, fmt.Errorf("sqlite store %s: read meta: %w", s.path, err)
+		}
 	}
 	set, err := s.checkMeta(meta)
 	if err != nil {
-		return err
+		return false, err
 	}
-	// After the embedder check: a store that will be refused is not rebuilt.
+	// After the embedder check: a store that will be refused is not changed.
+	if v, _ := strconv.Atoi(meta["schema_version"]); hasMeta > 0 && v < schemaVersion {
+		if err := migrate(ctx, tx, v); err != nil {
+			return false, fmt.Errorf("sqlite store %s: upgrade from schema version %d: %w", s.path, v, err)
+		}
+		migrated = true
+	} else if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return false, fmt.Errorf("sqlite store %s: create schema: %w", s.path, err)
+	}
 	if rebuilt, err := ensureFTS(ctx, tx, meta["fts"]); err != nil {
-		return fmt.Errorf("sqlite store %s: %w", s.path, err)
-	} else if rebuilt {
+		return false, fmt.Errorf("sqlite store %s: %w", s.path, err)
+	} else if rebuilt || migrated {
 		set["fts"] = ftsVersion
+	}
+	if _, ok := meta["next_chunk"]; !ok || migrated {
+		var next int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM chunks`).Scan(&next); err != nil {
+			return false, fmt.Errorf("sqlite store %s: %w", s.path, err)
+		}
+		set["next_chunk"] = strconv.FormatInt(next, 10)
 	}
 	for k, v := range set {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
-			return fmt.Errorf("sqlite store %s: write meta: %w", s.path, err)
+			return false, fmt.Errorf("sqlite store %s: write meta: %w", s.path, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+		return false, fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
-	return nil
+	return migrated, nil
 }
 
 // checkMeta checks the schema version and the embedder against meta,
@@ -477,8 +486,7 @@ func (s *Store) init(ctx context.Context) error {
 // values a writable open records.
 func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	if v, ok := meta["schema_version"]; ok {
-		// Version 1 differs only in its FTS indexes, which ensureFTS rebuilds.
-		if n, _ := strconv.Atoi(v); n != schemaVersion && n != 1 {
+		if n, _ := strconv.Atoi(v); n < 1 || n > schemaVersion {
 			return nil, fmt.Errorf("sqlite store %s: schema version %s, this docgraph reads versions 1 to %d: re-ingest into a new --store path", s.path, v, schemaVersion)
 		}
 	}
@@ -487,7 +495,7 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 		set["generation"] = "0"
 	}
 	// instance tells this database from another created later at the same
-	// path, so a vector sidecar left behind by the old one is never used.
+	// path, so an index file left behind by the old one is never used.
 	s.instance = meta["instance"]
 	if s.instance == "" {
 		var b [12]byte
@@ -513,83 +521,30 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	return set, nil
 }
 
-type addedColumn struct{ table, column, ddl string }
-
-// addedColumns are columns added to tables after schema version 1 was
-// released; a store made before them gets them on open. Their defaults keep
-// what older versions wrote meaningful (no file key: read the file again).
-var addedColumns = []addedColumn{
-	{"documents", "file_key", `ALTER TABLE documents ADD COLUMN file_key TEXT NOT NULL DEFAULT ''`},
-	{"documents", "warnings", `ALTER TABLE documents ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'`},
-	{"documents", "lease_owner", `ALTER TABLE documents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`},
-	{"documents", "lease_until", `ALTER TABLE documents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0`},
-}
-
-func addColumns(ctx context.Context, tx *sql.Tx) error {
-	missing, err := missingColumns(ctx, tx)
-	if err != nil {
-		return err
-	}
-	for _, c := range missing {
-		if _, err := tx.ExecContext(ctx, c.ddl); err != nil {
-			return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
-		}
-	}
-	return nil
-}
-
-// leaseColumnsOnly reports whether the missing columns are the lease's.
-func leaseColumnsOnly(missing []addedColumn) bool {
-	for _, c := range missing {
-		if c.table != "documents" || (c.column != "lease_owner" && c.column != "lease_until") {
-			return false
-		}
-	}
-	return true
-}
-
-// missingColumns lists the addedColumns a store lacks.
-func missingColumns(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]addedColumn, error) {
-	have := map[string]bool{}
-	var missing []addedColumn
-	for _, c := range addedColumns {
-		if !have[c.table+".*"] {
-			if err := collect(ctx, q, have, `SELECT ?1 || '.' || name FROM pragma_table_info(?1)`, c.table); err != nil {
-				return nil, err
-			}
-			have[c.table+".*"] = true
-		}
-		if !have[c.table+"."+c.column] {
-			missing = append(missing, c)
-		}
-	}
-	return missing, nil
-}
-
 // Embedder reports which embedder's vectors the store holds.
 func (s *Store) Embedder() store.EmbedderInfo { return s.emb }
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close checkpoints the WAL, closes all connections and drops the vector
-// indexes.
+// Close brings the ANN index files up to date (a writer), checkpoints the
+// WAL and closes all connections.
 func (s *Store) Close() error {
 	var errs []error
+	if s.ann != nil {
+		errs = append(errs, s.ann.close())
+	}
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
 	}
 	if s.wdb != nil {
 		s.writeMu.Lock()
-		// Fold the WAL back so the database is one self-contained file at rest.
-		s.wdb.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		if !s.readOnly {
+			// Fold the WAL back so the database is one self-contained file at rest.
+			s.wdb.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		}
 		errs = append(errs, s.wdb.Close())
 		s.writeMu.Unlock()
-	}
-	for _, x := range []*vecIndex{s.chunkVecs, s.entityVecs, s.relationVecs} {
-		x.close() // unmaps the sidecars
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite store %s: close: %w", s.path, err)

@@ -184,15 +184,69 @@ func TestIntegrityAfterChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkIntegrity(t, s.Path())
-	// Every entity and relation left is backed by a mention, and no relation dangles.
+	checkCounts(t, s)
+}
+
+// checkCounts checks what the write path keeps instead of recomputing:
+// every entity and relation left is backed by a mention, no relation
+// dangles, every row has its vector and every vector its row, and the
+// counts kept in entity and relation rows equal those of their mentions.
+func checkCounts(t *testing.T, s *Store) {
+	t.Helper()
 	var orphans int
 	err := s.rdb.QueryRow(`SELECT
-		(SELECT count(*) FROM entities e WHERE NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity_id = e.id)) +
-		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM relation_mentions m WHERE m.relation_id = r.id)) +
-		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = r.source_id)) +
-		(SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = c.doc_id))`).Scan(&orphans)
+		(SELECT count(*) FROM entities e WHERE NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.entity = e.id)) +
+		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM relation_mentions m WHERE m.relation = r.id)) +
+		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = r.source)) +
+		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = r.target)) +
+		(SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = c.doc_id)) +
+		(SELECT count(*) FROM entity_mentions m WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.seq = m.chunk)) +
+		(SELECT count(*) FROM vectors v WHERE v.kind = 0 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.seq = v.id)) +
+		(SELECT count(*) FROM vectors v WHERE v.kind = 1 AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = v.id)) +
+		(SELECT count(*) FROM vectors v WHERE v.kind = 2 AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.id = v.id)) +
+		(SELECT count(*) FROM entities e WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = 1 AND v.id = e.id)) +
+		(SELECT count(*) FROM relations r WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = 2 AND v.id = r.id)) +
+		(SELECT count(*) FROM entities e WHERE e.mentions <> (SELECT count(*) FROM entity_mentions m WHERE m.entity = e.id AND m.n = 0)) +
+		(SELECT count(*) FROM relations r WHERE r.mentions <> (SELECT count(*) FROM relation_mentions m WHERE m.relation = r.id)) +
+		(SELECT count(*) FROM relations r WHERE abs(r.weight - (SELECT sum(CASE WHEN m.weight > 0 THEN m.weight ELSE 1 END) FROM relation_mentions m WHERE m.relation = r.id)) > 1e-9)`).Scan(&orphans)
 	if err != nil || orphans != 0 {
-		t.Errorf("orphan rows = %d, %v", orphans, err)
+		t.Errorf("rows out of step = %d, %v", orphans, err)
+	}
+	for _, fts := range []string{"chunks_fts", "entities_fts"} {
+		if _, err := s.wdb.Exec(`INSERT INTO ` + fts + `(` + fts + `) VALUES('integrity-check')`); err != nil {
+			t.Errorf("%s integrity-check: %v", fts, err)
+		}
+	}
+	rows, err := s.rdb.Query(`SELECT e.id, e.names, e.types, m.name, m.type FROM entities e JOIN entity_mentions m ON m.entity = e.id ORDER BY e.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	type kept struct{ names, types string }
+	have := map[int64]kept{}
+	want := map[int64][2]map[string]int{}
+	for rows.Next() {
+		var id int64
+		var names, types, name, typ string
+		if err := rows.Scan(&id, &names, &types, &name, &typ); err != nil {
+			t.Fatal(err)
+		}
+		have[id] = kept{names, types}
+		w, ok := want[id]
+		if !ok {
+			w = [2]map[string]int{{}, {}}
+			want[id] = w
+		}
+		w[0][name]++
+		if typ != "" {
+			w[1][typ]++
+		}
+	}
+	for id, w := range want {
+		if h := have[id]; h.names != encodeCounts(w[0]) || h.types != encodeCounts(w[1]) {
+			t.Errorf("entity %s keeps counts %s %s, its mentions give %s %s", entityName(id), h.names, h.types, encodeCounts(w[0]), encodeCounts(w[1]))
+			return
+		}
 	}
 }
 
@@ -212,39 +266,6 @@ func checkIntegrity(t *testing.T, path string) {
 		if _, err := s.wdb.Exec(`INSERT INTO ` + fts + `(` + fts + `, rank) VALUES ('integrity-check', 1)`); err != nil {
 			t.Errorf("%s integrity-check: %v", fts, err)
 		}
-	}
-}
-
-// A store written before documents had file keys and warnings gains the
-// columns on open and keeps its rows.
-func TestOpenAddsColumnsToOlderStores(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "g.db")
-	s, err := Open(ctx, path, storetest.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetStatus(ctx, store.Document{ID: "old", Path: "old.md"}, store.StatusFailed, "unreadable"); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{`ALTER TABLE documents DROP COLUMN file_key`, `ALTER TABLE documents DROP COLUMN warnings`} {
-		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.Close()
-
-	s, err = Open(ctx, path, storetest.Options())
-	if err != nil {
-		t.Fatalf("reopen an older store: %v", err)
-	}
-	defer s.Close()
-	d, err := s.Document(ctx, "old")
-	if err != nil {
-		t.Fatalf("read a row written before the upgrade: %v", err)
-	}
-	if d.Error != "unreadable" || d.FileKey != "" || len(d.Warnings) != 0 {
-		t.Errorf("upgraded row = %+v", d)
 	}
 }
 
@@ -284,52 +305,5 @@ func TestBusyIsRetried(t *testing.T) {
 	<-released
 	if got := st.WriteStats(); got.Retries == 0 || got.Commits != 1 {
 		t.Errorf("write stats %+v; want a retry and one commit", got)
-	}
-}
-
-// A store written before leases opens read-only as it is (no run holds
-// anything in it), and a writable open adds the lease columns.
-func TestStoreFromBeforeLeases(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "g.db")
-	s, err := Open(ctx, path, storetest.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := store.Document{ID: "old", Path: "old.md", Fingerprint: "fp"}
-	if err := s.SetStatus(ctx, doc, store.StatusFailed, "unreadable"); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{`ALTER TABLE documents DROP COLUMN lease_owner`, `ALTER TABLE documents DROP COLUMN lease_until`} {
-		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.Close()
-
-	ro := storetest.Options()
-	ro.ReadOnly = true
-	r, err := Open(ctx, path, ro)
-	if err != nil {
-		t.Fatalf("read-only open of a store from before leases: %v", err)
-	}
-	if d, err := r.Document(ctx, "old"); err != nil || d.Error != "unreadable" || d.LeaseOwner != "" {
-		t.Errorf("read-only Document = %+v, %v", d, err)
-	}
-	if docs, err := r.Documents(ctx); err != nil || len(docs) != 1 {
-		t.Errorf("read-only Documents = %v, %v", docs, err)
-	}
-	r.Close()
-
-	s, err = Open(ctx, path, storetest.Options())
-	if err != nil {
-		t.Fatalf("writable open of a store from before leases: %v", err)
-	}
-	defer s.Close()
-	if _, err := s.Claim(ctx, doc, store.Lease{Owner: "run", TTL: time.Minute}); err != nil {
-		t.Fatalf("Claim after the upgrade: %v", err)
-	}
-	if d, err := s.Document(ctx, "old"); err != nil || d.LeaseOwner != "run" || d.Status != store.StatusProcessing {
-		t.Errorf("claimed upgraded row = %+v, %v", d, err)
 	}
 }
