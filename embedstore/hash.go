@@ -62,6 +62,10 @@ func NewHash(opts ...HashOption) *Hash {
 // (v2: character n-grams for CJK text).
 func (h *Hash) Name() string { return fmt.Sprintf("hash-v%d", h.version) }
 
+// Deterministic reports that a text's vector depends on the text and the
+// embedder's name and dimension alone, so it can be made again at will.
+func (h *Hash) Deterministic() bool { return true }
+
 // Dimension is the length of every vector.
 func (h *Hash) Dimension() int { return h.dim }
 

@@ -49,7 +49,36 @@ func NewMerger(emb embedstore.Embedder, opts ...MergerOption) *Merger {
 	return m
 }
 
-var _ store.PrefixMerger = (*Merger)(nil)
+var (
+	_ store.PrefixMerger = (*Merger)(nil)
+	_ store.Reembedder   = (*Merger)(nil)
+)
+
+// Reproducible reports whether the merger's embedder makes the same vector
+// for the same text every time, with nothing outside the process: then a
+// store need not keep merged vectors (store.Reembedder).
+func (m *Merger) Reproducible() bool {
+	d, ok := m.emb.(interface{ Deterministic() bool })
+	return ok && d.Deterministic()
+}
+
+// EntityVectors makes the vectors of merged entities again.
+func (m *Merger) EntityVectors(ctx context.Context, es []store.Entity) ([][]float32, error) {
+	texts := make([]string, len(es))
+	for i, e := range es {
+		texts[i] = entityText(e)
+	}
+	return m.embed(ctx, texts)
+}
+
+// RelationVectors makes the vectors of merged relations again.
+func (m *Merger) RelationVectors(ctx context.Context, rs []store.Relation) ([][]float32, error) {
+	texts := make([]string, len(rs))
+	for i, r := range rs {
+		texts[i] = relationText(r)
+	}
+	return m.embed(ctx, texts)
+}
 
 // MergeEntities merges each group of mentions (all of one entity) into an entity.
 func (m *Merger) MergeEntities(ctx context.Context, groups [][]store.EntityMention) ([]store.Entity, error) {

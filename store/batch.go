@@ -21,6 +21,13 @@ type BatchOptions struct {
 	// MaxDelay is how long a document that finds the writer idle waits for
 	// company before it is written in a group that is not full.
 	MaxDelay time.Duration
+	// BulkDelay is how long a group may wait to fill while writes keep
+	// coming (the previous group committed less than BulkDelay ago): a
+	// bulk ingest is then written in a few big transactions rather than
+	// many small ones, each of which rewrites the index pages its random
+	// keys touch, and re-merges the entities many documents share. A write
+	// after a quiet spell (an edit in watch mode) waits MaxDelay only.
+	BulkDelay time.Duration
 	// MaxQueuedRows bounds the rows waiting for the writer; Submit blocks
 	// beyond it, which is what keeps fast extraction from piling up vectors.
 	MaxQueuedRows int
@@ -28,10 +35,11 @@ type BatchOptions struct {
 
 // DefaultBatchOptions are the limits NewBatcher uses for zero fields.
 var DefaultBatchOptions = BatchOptions{
-	MaxDocuments:  512,
-	MaxRows:       60_000,
+	MaxDocuments:  4096,
+	MaxRows:       200_000,
 	MaxDelay:      20 * time.Millisecond,
-	MaxQueuedRows: 120_000,
+	BulkDelay:     2 * time.Second,
+	MaxQueuedRows: 400_000,
 }
 
 // BatchStats counts what a Batcher did.
@@ -74,6 +82,8 @@ type Batcher struct {
 	wake   chan struct{} // a job arrived or Close was called
 	closed bool
 	exited chan struct{}
+	// lastWrite is when the previous group's write ended (writer goroutine).
+	lastWrite time.Time
 
 	documents, transactions, fallbacks, failed atomic.Int64
 }
@@ -101,6 +111,9 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = d.MaxDelay
+	}
+	if opts.BulkDelay <= 0 {
+		opts.BulkDelay = max(d.BulkDelay, opts.MaxDelay)
 	}
 	if gl, ok := w.(GroupLimiter); ok && gl.MaxGroupRows() > 0 {
 		opts.MaxRows = min(opts.MaxRows, gl.MaxGroupRows())
@@ -247,6 +260,9 @@ func (b *Batcher) run() {
 		}
 		if len(group) > 0 {
 			b.write(group)
+			b.mu.Lock()
+			b.lastWrite = time.Now()
+			b.mu.Unlock()
 			continue
 		}
 		if wait > 0 {
@@ -288,7 +304,11 @@ func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool
 	}
 	pick, full := b.pick()
 	if !full && !b.closed {
-		if wait := time.Until(b.queue[0].queued.Add(b.opts.MaxDelay)); wait > 0 {
+		delay := b.opts.MaxDelay
+		if !b.lastWrite.IsZero() && time.Since(b.lastWrite) < b.opts.BulkDelay {
+			delay = b.opts.BulkDelay
+		}
+		if wait := time.Until(b.queue[0].queued.Add(delay)); wait > 0 {
 			return nil, gone, wait, false
 		}
 	}

@@ -162,6 +162,17 @@ type PrefixMerger interface {
 	RelationPrefixDone(first []RelationMention) bool
 }
 
+// Reembedder is implemented by a Merger that can make the vector of a
+// merged entity or relation again from the merged row alone, at any time,
+// exactly as it made it: the offline hashing embedder's vectors are a pure
+// function of the text. A store may then keep no copy of those vectors and
+// make them when it needs them (Reproducible reports whether it may).
+type Reembedder interface {
+	Reproducible() bool
+	EntityVectors(ctx context.Context, es []Entity) ([][]float32, error)
+	RelationVectors(ctx context.Context, rs []Relation) ([][]float32, error)
+}
+
 // EntityGroup is what a PrefixMerger needs of all mentions of one entity.
 type EntityGroup struct {
 	ID string

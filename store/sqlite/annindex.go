@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+
+	"docgraph/store"
 )
 
 // annSet keeps the approximate nearest-neighbour index of each vector kind
@@ -23,7 +25,117 @@ func (a *annSet) close() error { return nil }
 // vectorSearch returns the k rows of a kind nearest to q by cosine, best
 // first, and whether it returned every row there is.
 func (s *Store) vectorSearch(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
+	if kind != kindChunk && s.reembed != nil {
+		return s.exactDerived(ctx, db, kind, q, k)
+	}
 	return exactSearch(ctx, db, kind, q, k)
+}
+
+// exactDerived scans every entity or relation, making their vectors.
+func (s *Store) exactDerived(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
+	qn := norm(q)
+	h := &minHeap{}
+	n := 0
+	offerAll := func(seqs []int64, vecs [][]float32) {
+		for i, v := range vecs {
+			n++
+			offer(h, k, scored{seqs[i], cosine(q, qn, v)})
+		}
+	}
+	const page = 1024
+	switch kind {
+	case kindEntity:
+		rows, err := db.QueryContext(ctx, `SELECT e.seq, `+entityColumns+` FROM entities e`+entityVector)
+		if err != nil {
+			return nil, false, err
+		}
+		defer rows.Close()
+		var seqs []int64
+		var es []store.Entity
+		flush := func() error {
+			vecs, err := s.reembed.EntityVectors(ctx, es)
+			if err != nil {
+				return err
+			}
+			offerAll(seqs, vecs)
+			seqs, es = seqs[:0], es[:0]
+			return nil
+		}
+		for rows.Next() {
+			var seq int64
+			e, err := scanEntityKeyed(rows, &seq)
+			if err != nil {
+				return nil, false, err
+			}
+			seqs, es = append(seqs, seq), append(es, e)
+			if len(es) == page {
+				if err := flush(); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, false, err
+		}
+		if err := flush(); err != nil {
+			return nil, false, err
+		}
+	case kindRelation:
+		rows, err := db.QueryContext(ctx, `SELECT r.seq, `+relationColumns+` FROM relations r`+relationVector)
+		if err != nil {
+			return nil, false, err
+		}
+		defer rows.Close()
+		var seqs []int64
+		var rs []store.Relation
+		flush := func() error {
+			vecs, err := s.reembed.RelationVectors(ctx, rs)
+			if err != nil {
+				return err
+			}
+			offerAll(seqs, vecs)
+			seqs, rs = seqs[:0], rs[:0]
+			return nil
+		}
+		for rows.Next() {
+			var seq int64
+			r, err := scanRelationKeyed(rows, &seq)
+			if err != nil {
+				return nil, false, err
+			}
+			seqs, rs = append(seqs, seq), append(rs, r)
+			if len(rs) == page {
+				if err := flush(); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, false, err
+		}
+		if err := flush(); err != nil {
+			return nil, false, err
+		}
+	}
+	out := []scored(*h)
+	sortScored(out)
+	return out, n <= k, nil
+}
+
+// cosine is the cosine of q (of norm qn) and v.
+func cosine(q []float32, qn float64, v []float32) float64 {
+	if len(v) != len(q) || qn == 0 {
+		return 0
+	}
+	var dot float64
+	for i, x := range q {
+		dot += float64(x) * float64(v[i])
+	}
+	vn := norm(v)
+	if vn == 0 {
+		return 0
+	}
+	return dot / (qn * vn)
 }
 
 // exactSearch scans every vector of a kind.

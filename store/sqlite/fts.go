@@ -67,7 +67,7 @@ func ensureFTS(ctx context.Context, tx *sql.Tx, held string) (rebuilt bool, err 
 		`DROP TABLE IF EXISTS entities_fts`,
 		ftsSchema,
 		`INSERT INTO chunks_fts(rowid, text) SELECT seq, docgraph_fts(text) FROM chunks`,
-		`INSERT INTO entities_fts(rowid, name, description) SELECT id, docgraph_fts(name), docgraph_fts(description) FROM entities`,
+		`INSERT INTO entities_fts(rowid, name, description) SELECT seq, docgraph_fts(name), docgraph_fts(description) FROM entities`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return false, fmt.Errorf("rebuild full-text indexes: %w", err)

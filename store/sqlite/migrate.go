@@ -76,8 +76,10 @@ var documentColumnsAdded = []struct{ name, ddl string }{
 	{"lease_until", `ALTER TABLE documents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0`},
 }
 
-// migrate upgrades a version 1 or 2 store to version 3 inside tx.
-func migrate(ctx context.Context, tx *sql.Tx, from int) error {
+// migrate upgrades a version 1 or 2 store to version 3 inside tx. With
+// derived set, entity and relation vectors are not copied: the store makes
+// them again when it needs them (store.Reembedder).
+func migrate(ctx context.Context, tx *sql.Tx, from int, derived bool) error {
 	have := map[string]bool{}
 	if err := collect(ctx, tx, have, `SELECT name FROM pragma_table_info('documents')`); err != nil {
 		return err
@@ -104,34 +106,38 @@ func migrate(ctx context.Context, tx *sql.Tx, from int) error {
 			return fmt.Errorf("create the new tables: %w", err)
 		}
 	}
-	for _, step := range []struct{ what, q string }{
+	steps := []struct{ what, q string }{
 		{"chunks", `INSERT INTO chunks(seq, id, doc_id, idx, text, tokens, start_off, end_off, ord)
 			SELECT seq, id, doc_id, idx, text, tokens, start_off, end_off, docgraph_ord(id) FROM old_chunks`},
 		{"chunk vectors", `INSERT INTO vectors(kind, id, vec)
 			SELECT 0, seq, docgraph_vec(embedding) FROM old_chunks WHERE length(embedding) > 0`},
-		{"entities", `INSERT INTO entities(id, name, type, description, mentions)
-			SELECT docgraph_key(id, 'e'), name, type, description, mentions FROM old_entities`},
-		{"entity vectors", `INSERT INTO vectors(kind, id, vec)
-			SELECT 1, docgraph_key(id, 'e'), docgraph_vec(embedding) FROM old_entities WHERE length(embedding) > 0`},
+		{"entities", `INSERT INTO entities(seq, id, name, type, description, mentions)
+			SELECT seq, docgraph_key(id, 'e'), name, type, description, mentions FROM old_entities`},
 		{"entity mentions", `INSERT INTO entity_mentions(entity, ord, chunk, n, name, type, frag)
 			SELECT docgraph_key(m.entity_id, 'e'), c.ord, c.seq,
 				row_number() OVER (PARTITION BY m.entity_id, m.chunk_id ORDER BY m.seq) - 1,
 				m.name, m.type, docgraph_frag(m.description, c.text)
-			FROM old_entity_mentions m JOIN chunks c ON c.id = m.chunk_id`},
+			FROM old_entity_mentions m JOIN chunks c ON c.id = m.chunk_id ORDER BY c.seq`},
 		{"relation mentions", `INSERT INTO relation_mentions(relation, ord, chunk, n, source, target, type, keywords, frag, weight)
 			SELECT docgraph_key(m.relation_id, 'r'), c.ord, c.seq,
 				row_number() OVER (PARTITION BY m.relation_id, m.chunk_id ORDER BY m.seq) - 1,
 				docgraph_key(m.source_id, 'e'), docgraph_key(m.target_id, 'e'), m.type, m.keywords,
 				docgraph_frag(m.description, c.text), m.weight
-			FROM old_relation_mentions m JOIN chunks c ON c.id = m.chunk_id`},
-		{"relations", `INSERT INTO relations(id, source, target, type, keywords, description, weight, mentions)
-			SELECT docgraph_key(r.id, 'r'), docgraph_key(r.source_id, 'e'), docgraph_key(r.target_id, 'e'), r.type, r.keywords, r.description, r.weight,
+			FROM old_relation_mentions m JOIN chunks c ON c.id = m.chunk_id ORDER BY c.seq`},
+		{"relations", `INSERT INTO relations(seq, id, source, target, type, keywords, description, weight, mentions)
+			SELECT r.rowid, docgraph_key(r.id, 'r'), docgraph_key(r.source_id, 'e'), docgraph_key(r.target_id, 'e'), r.type, r.keywords, r.description, r.weight,
 				(SELECT count(*) FROM relation_mentions m WHERE m.relation = docgraph_key(r.id, 'r'))
 			FROM old_relations r`},
-		{"relation vectors", `INSERT INTO vectors(kind, id, vec)
-			SELECT 2, docgraph_key(id, 'r'), docgraph_vec(embedding) FROM old_relations WHERE length(embedding) > 0`},
 		{"dangling relations", `INSERT INTO dangling_relations(id) SELECT docgraph_key(id, 'r') FROM old_dangling_relations`},
-	} {
+	}
+	if !derived {
+		steps = append(steps,
+			struct{ what, q string }{"entity vectors", `INSERT INTO vectors(kind, id, vec)
+				SELECT 1, seq, docgraph_vec(embedding) FROM old_entities WHERE length(embedding) > 0`},
+			struct{ what, q string }{"relation vectors", `INSERT INTO vectors(kind, id, vec)
+				SELECT 2, rowid, docgraph_vec(embedding) FROM old_relations WHERE length(embedding) > 0`})
+	}
+	for _, step := range steps {
 		if _, err := tx.ExecContext(ctx, step.q); err != nil {
 			return fmt.Errorf("copy %s: %w", step.what, err)
 		}
@@ -150,7 +156,7 @@ func migrate(ctx context.Context, tx *sql.Tx, from int) error {
 // migrateCounts fills every entity's counts of names, types and chunks
 // from its mentions.
 func migrateCounts(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT entity, n, name, type FROM entity_mentions ORDER BY entity`)
+	rows, err := tx.QueryContext(ctx, `SELECT entity, n, name, type FROM entity_mentions ORDER BY entity, ord`)
 	if err != nil {
 		return fmt.Errorf("count entity mentions: %w", err)
 	}

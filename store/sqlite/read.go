@@ -184,7 +184,7 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 // entityColumns selects an entity with its vector (e: entities, v: vectors).
 const entityColumns = `e.id, e.name, e.type, e.description, e.mentions, v.vec`
 
-const entityVector = ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.id`
+const entityVector = ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
 
 func scanEntity(sc interface{ Scan(...any) error }, extra ...any) (store.Entity, error) {
 	var e store.Entity
@@ -210,13 +210,69 @@ func (s *Store) Entities(ctx context.Context, ids []string) ([]store.Entity, err
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: entities: %w", s.path, err)
 	}
-	return inOrder(ids, byID), nil
+	out := inOrder(ids, byID)
+	if err := s.entityVectors(ctx, out); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: entities: %w", s.path, err)
+	}
+	return out, nil
+}
+
+// entityVectors makes the vectors of entities the store keeps none of.
+func (s *Store) entityVectors(ctx context.Context, es []store.Entity) error {
+	if s.reembed == nil {
+		return nil
+	}
+	var idx []int
+	var missing []store.Entity
+	for i, e := range es {
+		if e.Embedding == nil {
+			idx = append(idx, i)
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	vecs, err := s.reembed.EntityVectors(ctx, missing)
+	if err != nil {
+		return fmt.Errorf("entity vectors: %w", err)
+	}
+	for k, i := range idx {
+		es[i].Embedding = vecs[k]
+	}
+	return nil
+}
+
+// relationVectors makes the vectors of relations the store keeps none of.
+func (s *Store) relationVectors(ctx context.Context, rs []store.Relation) error {
+	if s.reembed == nil {
+		return nil
+	}
+	var idx []int
+	var missing []store.Relation
+	for i, r := range rs {
+		if r.Embedding == nil {
+			idx = append(idx, i)
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	vecs, err := s.reembed.RelationVectors(ctx, missing)
+	if err != nil {
+		return fmt.Errorf("relation vectors: %w", err)
+	}
+	for k, i := range idx {
+		rs[i].Embedding = vecs[k]
+	}
+	return nil
 }
 
 // relationColumns selects a relation with its vector (r: relations, v: vectors).
 const relationColumns = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, v.vec`
 
-const relationVector = ` LEFT JOIN vectors v ON v.kind = 2 AND v.id = r.id`
+const relationVector = ` LEFT JOIN vectors v ON v.kind = 2 AND v.id = r.seq`
 
 func scanRelation(sc interface{ Scan(...any) error }, extra ...any) (store.Relation, error) {
 	var r store.Relation
@@ -242,7 +298,11 @@ func (s *Store) Relations(ctx context.Context, ids []string) ([]store.Relation, 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: relations: %w", s.path, err)
 	}
-	return inOrder(ids, byID), nil
+	out := inOrder(ids, byID)
+	if err := s.relationVectors(ctx, out); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: relations: %w", s.path, err)
+	}
+	return out, nil
 }
 
 // RelationsOf returns the relations touching any of the entities, heaviest
@@ -276,6 +336,9 @@ func (s *Store) RelationsOf(ctx context.Context, entityIDs []string, limit int) 
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(keys), err)
+	}
+	if err := s.relationVectors(ctx, out); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: relations of %d entities: %w", s.path, len(keys), err)
 	}
 	return out, nil

@@ -94,6 +94,7 @@ func pages(ids []int64) func(func([]int64) bool) {
 
 // storedEntity is an entity row as reconcile reads it.
 type storedEntity struct {
+	seq          int64
 	e            store.Entity
 	names, types map[string]int
 }
@@ -102,7 +103,7 @@ type storedEntity struct {
 // ids it deleted and whether any entity appeared.
 func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, page []int64) ([]int64, bool, error) {
 	stored := map[int64]*storedEntity{}
-	rows, err := tx.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.description, e.mentions, e.names, e.types
+	rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.id, e.name, e.type, e.description, e.mentions, e.names, e.types
 		FROM json_each(?) j CROSS JOIN entities e ON e.id = j.value`, intList(page))
 	if err != nil {
 		return nil, false, fmt.Errorf("load touched entities: %w", err)
@@ -111,7 +112,7 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 		var id int64
 		var names, types string
 		st := &storedEntity{}
-		if err := rows.Scan(&id, &st.e.Name, &st.e.Type, &st.e.Description, &st.e.Mentions, &names, &types); err != nil {
+		if err := rows.Scan(&st.seq, &id, &st.e.Name, &st.e.Type, &st.e.Description, &st.e.Mentions, &names, &types); err != nil {
 			rows.Close()
 			return nil, false, fmt.Errorf("load touched entities: %w", err)
 		}
@@ -195,7 +196,11 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 		reindex      bool
 	}
 	var writes []entityWrite
-	unindex := slices.Clone(deleted)
+	var unindex, unvector []int64
+	for _, id := range deleted {
+		unindex = append(unindex, stored[id].seq)
+		unvector = append(unvector, stored[id].seq)
+	}
 	for _, e := range merged {
 		id, ok := canonicalID(e.ID, 'e')
 		g := groups[id]
@@ -212,7 +217,7 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 		if st == nil || st.e.Name != e.Name || st.e.Description != e.Description {
 			w.reindex = true
 			if st != nil {
-				unindex = append(unindex, id)
+				unindex = append(unindex, st.seq)
 			}
 		}
 		writes = append(writes, w)
@@ -222,45 +227,72 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 			return nil, false, fmt.Errorf("unindex entities: %w", err)
 		}
 	}
+	if len(deleted) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`, intList(deleted)); err != nil {
+			return nil, false, fmt.Errorf("delete entities: %w", err)
+		}
+	}
 	up := newBatch(ctx, tx, `INSERT INTO entities(id, name, type, description, mentions, names, types)`, 7,
 		` ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type, description = excluded.description,
 			mentions = excluded.mentions, names = excluded.names, types = excluded.types`)
-	ftsIns := newBatch(ctx, tx, `INSERT INTO entities_fts(rowid, name, description)`, 3, "")
-	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
+	var fresh []int64
 	for _, w := range writes {
 		e := w.e
 		if err := up.add(w.id, e.Name, e.Type, e.Description, e.Mentions, w.names, w.types); err != nil {
 			return nil, false, fmt.Errorf("upsert entities: %w", err)
 		}
+		if stored[w.id] == nil {
+			fresh = append(fresh, w.id)
+		}
+	}
+	if err := up.flush(); err != nil {
+		return nil, false, fmt.Errorf("upsert entities: %w", err)
+	}
+	seqs, err := seqsOf(ctx, tx, "entities", fresh)
+	if err != nil {
+		return nil, false, err
+	}
+	for id, st := range stored {
+		seqs[id] = st.seq
+	}
+	ftsIns := newBatch(ctx, tx, `INSERT INTO temp.entity_text(seq, name, description)`, 3, "")
+	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
+	for _, w := range writes {
+		seq := seqs[w.id]
 		if w.reindex {
-			if err := ftsIns.add(w.id, cjk.IndexText(e.Name), cjk.IndexText(e.Description)); err != nil {
+			if err := ftsIns.add(seq, cjk.IndexText(w.e.Name), cjk.IndexText(w.e.Description)); err != nil {
 				return nil, false, fmt.Errorf("index entities: %w", err)
 			}
 		}
-		if e.Embedding != nil {
-			if err := vecs.add(kindEntity, w.id, encodeVec(e.Embedding)); err != nil {
+		if w.e.Embedding != nil {
+			ch.vecs = append(ch.vecs, vecChange{kindEntity, seq})
+			if s.reembed != nil {
+				continue // made again when needed: the store keeps no copy
+			}
+			if err := vecs.add(kindEntity, seq, encodeVec(w.e.Embedding)); err != nil {
 				return nil, false, fmt.Errorf("entity vectors: %w", err)
 			}
-			ch.vecs = append(ch.vecs, vecChange{kindEntity, w.id})
 		}
 	}
-	for _, b := range []*batch{up, ftsIns, vecs} {
+	for _, b := range []*batch{ftsIns, vecs} {
 		if err := b.flush(); err != nil {
 			return nil, false, fmt.Errorf("write entities: %w", err)
 		}
 	}
-	if len(deleted) > 0 {
-		list := intList(deleted)
-		for _, q := range []string{
-			`DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`,
-			`DELETE FROM vectors WHERE kind = 1 AND id IN (SELECT value FROM json_each(?))`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, list); err != nil {
-				return nil, false, fmt.Errorf("delete entities: %w", err)
-			}
+	for _, q := range []string{
+		`INSERT INTO entities_fts(rowid, name, description) SELECT seq, name, description FROM temp.entity_text`,
+		`DELETE FROM temp.entity_text`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return nil, false, fmt.Errorf("index entities: %w", err)
 		}
-		for _, id := range deleted {
-			ch.vecs = append(ch.vecs, vecChange{kindEntity, id})
+	}
+	if len(unvector) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE kind = 1 AND id IN (SELECT value FROM json_each(?))`, intList(unvector)); err != nil {
+			return nil, false, fmt.Errorf("delete entities: %w", err)
+		}
+		for _, seq := range unvector {
+			ch.vecs = append(ch.vecs, vecChange{kindEntity, seq})
 		}
 	}
 	return deleted, appeared, nil
@@ -346,6 +378,7 @@ func (s *Store) readEntityPrefixes(ctx context.Context, tx *sql.Tx, pm store.Pre
 
 // storedRelation is a relation row as reconcile reads it.
 type storedRelation struct {
+	seq      int64
 	r        store.Relation
 	mentions int
 }
@@ -357,7 +390,7 @@ type storedRelation struct {
 func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, page []int64) error {
 	list := intList(page)
 	stored := map[int64]*storedRelation{}
-	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, r.mentions
+	rows, err := tx.QueryContext(ctx, `SELECT r.seq, r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, r.mentions
 		FROM json_each(?) j CROSS JOIN relations r ON r.id = j.value`, list)
 	if err != nil {
 		return fmt.Errorf("load touched relations: %w", err)
@@ -365,7 +398,7 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 	for rows.Next() {
 		var id, src, tgt int64
 		st := &storedRelation{}
-		if err := rows.Scan(&id, &src, &tgt, &st.r.Type, &st.r.Keywords, &st.r.Description, &st.r.Weight, &st.mentions); err != nil {
+		if err := rows.Scan(&st.seq, &id, &src, &tgt, &st.r.Type, &st.r.Keywords, &st.r.Description, &st.r.Weight, &st.mentions); err != nil {
 			rows.Close()
 			return fmt.Errorf("load touched relations: %w", err)
 		}
@@ -483,10 +516,29 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var removed, unvector []int64
+	for _, id := range gone {
+		if st := stored[id]; st != nil {
+			removed = append(removed, id)
+			unvector = append(unvector, st.seq)
+		}
+	}
+	if len(removed) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM relations WHERE id IN (SELECT value FROM json_each(?))`, intList(removed)); err != nil {
+			return fmt.Errorf("delete relations: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE kind = 2 AND id IN (SELECT value FROM json_each(?))`, intList(unvector)); err != nil {
+			return fmt.Errorf("delete relations: %w", err)
+		}
+		for _, seq := range unvector {
+			ch.vecs = append(ch.vecs, vecChange{kindRelation, seq})
+		}
+	}
 	up := newBatch(ctx, tx, `INSERT INTO relations(id, source, target, type, keywords, description, weight, mentions)`, 8,
 		` ON CONFLICT(id) DO UPDATE SET source = excluded.source, target = excluded.target, type = excluded.type,
 			keywords = excluded.keywords, description = excluded.description, weight = excluded.weight, mentions = excluded.mentions`)
-	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
+	var changed []store.Relation
+	var fresh []int64
 	for _, r := range merged {
 		id, ok := canonicalID(r.ID, 'r')
 		if !ok || groups[id] == nil || !slices.Contains(live, id) {
@@ -503,34 +555,36 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 			return fmt.Errorf("upsert relations: %w", err)
 		}
 		if r.Embedding != nil {
-			if err := vecs.add(kindRelation, id, encodeVec(r.Embedding)); err != nil {
-				return fmt.Errorf("relation vectors: %w", err)
-			}
-			ch.vecs = append(ch.vecs, vecChange{kindRelation, id})
-		}
-	}
-	for _, b := range []*batch{up, vecs} {
-		if err := b.flush(); err != nil {
-			return fmt.Errorf("write relations: %w", err)
-		}
-	}
-	var removed []int64
-	for _, id := range gone {
-		if stored[id] != nil {
-			removed = append(removed, id)
-			ch.vecs = append(ch.vecs, vecChange{kindRelation, id})
-		}
-	}
-	if len(removed) > 0 {
-		rl := intList(removed)
-		for _, q := range []string{
-			`DELETE FROM relations WHERE id IN (SELECT value FROM json_each(?))`,
-			`DELETE FROM vectors WHERE kind = 2 AND id IN (SELECT value FROM json_each(?))`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, rl); err != nil {
-				return fmt.Errorf("delete relations: %w", err)
+			changed = append(changed, r)
+			if st == nil {
+				fresh = append(fresh, id)
 			}
 		}
+	}
+	if err := up.flush(); err != nil {
+		return fmt.Errorf("upsert relations: %w", err)
+	}
+	seqs, err := seqsOf(ctx, tx, "relations", fresh)
+	if err != nil {
+		return err
+	}
+	for id, st := range stored {
+		seqs[id] = st.seq
+	}
+	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
+	for _, r := range changed {
+		id, _ := canonicalID(r.ID, 'r')
+		seq := seqs[id]
+		ch.vecs = append(ch.vecs, vecChange{kindRelation, seq})
+		if s.reembed != nil {
+			continue
+		}
+		if err := vecs.add(kindRelation, seq, encodeVec(r.Embedding)); err != nil {
+			return fmt.Errorf("relation vectors: %w", err)
+		}
+	}
+	if err := vecs.flush(); err != nil {
+		return fmt.Errorf("relation vectors: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM dangling_relations WHERE id IN (SELECT value FROM json_each(?))`, list); err != nil {
 		return fmt.Errorf("dangling relations: %w", err)
@@ -541,6 +595,28 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 		}
 	}
 	return nil
+}
+
+// seqsOf reads the seqs of rows of table (entities or relations) by id.
+func seqsOf(ctx context.Context, tx *sql.Tx, table string, ids []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// table is one of two constants.
+	rows, err := tx.QueryContext(ctx, `SELECT t.id, t.seq FROM json_each(?) j CROSS JOIN `+table+` t ON t.id = j.value`, intList(ids))
+	if err != nil {
+		return nil, fmt.Errorf("%s keys: %w", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, fmt.Errorf("%s keys: %w", table, err)
+		}
+		out[id] = seq
+	}
+	return out, rows.Err()
 }
 
 // readRelationMentions reads every mention of relations that have no row

@@ -152,27 +152,45 @@ func (s *Store) SearchEntities(ctx context.Context, vec []float32, k int) ([]sto
 	if err := s.checkQuery(vec); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search entities: %w", s.path, err)
 	}
-	top, _, err := s.vectorSearch(ctx, s.rdb, kindEntity, vec, k)
+	var out []store.EntityHit
+	err := s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		top, _, err := s.vectorSearch(ctx, tx, kindEntity, vec, k)
+		if err != nil {
+			return err
+		}
+		keys := make([]int64, len(top))
+		for i, t := range top {
+			keys[i] = t.id
+		}
+		bySeq := map[int64]store.Entity{}
+		if err := byIDs(ctx, tx, `SELECT e.seq, `+entityColumns+` FROM json_each(?) j CROSS JOIN entities e ON e.seq = j.value`+entityVector,
+			intList(keys), func(rows *sql.Rows) error {
+				var seq int64
+				e, err := scanEntityKeyed(rows, &seq)
+				bySeq[seq] = e
+				return err
+			}); err != nil {
+			return err
+		}
+		for _, t := range top {
+			if e, ok := bySeq[t.id]; ok {
+				out = append(out, store.EntityHit{Entity: e, Score: t.score})
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search entities: %w", s.path, err)
 	}
-	ids := make([]string, len(top))
-	for i, t := range top {
-		ids[i] = entityName(t.id)
+	ents := make([]store.Entity, len(out))
+	for i, h := range out {
+		ents[i] = h.Entity
 	}
-	ents, err := s.Entities(ctx, ids)
-	if err != nil {
-		return nil, err
+	if err := s.entityVectors(ctx, ents); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: search entities: %w", s.path, err)
 	}
-	byID := make(map[string]store.Entity, len(ents))
-	for _, e := range ents {
-		byID[e.ID] = e
-	}
-	out := make([]store.EntityHit, 0, len(top))
-	for i, t := range top {
-		if e, ok := byID[ids[i]]; ok {
-			out = append(out, store.EntityHit{Entity: e, Score: t.score})
-		}
+	for i := range out {
+		out[i].Entity = ents[i]
 	}
 	return out, nil
 }
@@ -185,27 +203,45 @@ func (s *Store) SearchRelations(ctx context.Context, vec []float32, k int) ([]st
 	if err := s.checkQuery(vec); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search relations: %w", s.path, err)
 	}
-	top, _, err := s.vectorSearch(ctx, s.rdb, kindRelation, vec, k)
+	var out []store.RelationHit
+	err := s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		top, _, err := s.vectorSearch(ctx, tx, kindRelation, vec, k)
+		if err != nil {
+			return err
+		}
+		keys := make([]int64, len(top))
+		for i, t := range top {
+			keys[i] = t.id
+		}
+		bySeq := map[int64]store.Relation{}
+		if err := byIDs(ctx, tx, `SELECT r.seq, `+relationColumns+` FROM json_each(?) j CROSS JOIN relations r ON r.seq = j.value`+relationVector,
+			intList(keys), func(rows *sql.Rows) error {
+				var seq int64
+				r, err := scanRelationKeyed(rows, &seq)
+				bySeq[seq] = r
+				return err
+			}); err != nil {
+			return err
+		}
+		for _, t := range top {
+			if r, ok := bySeq[t.id]; ok {
+				out = append(out, store.RelationHit{Relation: r, Score: t.score})
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: search relations: %w", s.path, err)
 	}
-	ids := make([]string, len(top))
-	for i, t := range top {
-		ids[i] = relationName(t.id)
+	rels := make([]store.Relation, len(out))
+	for i, h := range out {
+		rels[i] = h.Relation
 	}
-	rels, err := s.Relations(ctx, ids)
-	if err != nil {
-		return nil, err
+	if err := s.relationVectors(ctx, rels); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: search relations: %w", s.path, err)
 	}
-	byID := make(map[string]store.Relation, len(rels))
-	for _, r := range rels {
-		byID[r.ID] = r
-	}
-	out := make([]store.RelationHit, 0, len(top))
-	for i, t := range top {
-		if r, ok := byID[ids[i]]; ok {
-			out = append(out, store.RelationHit{Relation: r, Score: t.score})
-		}
+	for i := range out {
+		out[i].Relation = rels[i]
 	}
 	return out, nil
 }
@@ -280,7 +316,7 @@ func (s *Store) SearchEntitiesText(ctx context.Context, query string, k int) ([]
 		SELECT `+entityColumns+`, t.score FROM (
 			SELECT rowid, -bm25(entities_fts, 5.0, 1.0) AS score FROM entities_fts WHERE entities_fts MATCH ?
 			ORDER BY bm25(entities_fts, 5.0, 1.0) LIMIT ?) t
-		CROSS JOIN entities e ON e.id = t.rowid`+entityVector+`
+		CROSS JOIN entities e ON e.seq = t.rowid`+entityVector+`
 		ORDER BY t.score DESC, e.id`, q, k)
 	if err != nil {
 		return nil, wrapText(s, "entities", query, err)
@@ -294,8 +330,39 @@ func (s *Store) SearchEntitiesText(ctx context.Context, query string, k int) ([]
 		}
 		out = append(out, h)
 	}
-	return out, wrapText(s, "entities", query, rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, wrapText(s, "entities", query, err)
+	}
+	ents := make([]store.Entity, len(out))
+	for i, h := range out {
+		ents[i] = h.Entity
+	}
+	if err := s.entityVectors(ctx, ents); err != nil {
+		return nil, wrapText(s, "entities", query, err)
+	}
+	for i := range out {
+		out[i].Entity = ents[i]
+	}
+	return out, nil
 }
+
+// scanEntityKeyed is scanEntity for a row that starts with the entity's seq.
+func scanEntityKeyed(sc interface{ Scan(...any) error }, seq *int64) (store.Entity, error) {
+	return scanEntity(prefixScanner{sc, seq})
+}
+
+// scanRelationKeyed is scanRelation for a row that starts with the relation's seq.
+func scanRelationKeyed(sc interface{ Scan(...any) error }, seq *int64) (store.Relation, error) {
+	return scanRelation(prefixScanner{sc, seq})
+}
+
+// prefixScanner scans a row's first column into first, the rest as asked.
+type prefixScanner struct {
+	sc    interface{ Scan(...any) error }
+	first any
+}
+
+func (p prefixScanner) Scan(dest ...any) error { return p.sc.Scan(append([]any{p.first}, dest...)...) }
 
 // Full-text search keeps its cost independent of the corpus by leaving out
 // query terms that most rows contain: FTS5 ranks by walking the whole

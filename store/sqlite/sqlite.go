@@ -56,20 +56,27 @@ const schemaVersion = 3
 //	meta              key/value: schema_version, instance (random id), embedder_name, embedder_dimension,
 //	                  generation (bumped by every write), next_chunk (the next chunk seq)
 //	documents         one row per document id (content hash); status lifecycle
-//	chunks            seq (FTS rowid, vector id, what mentions name), id, doc_id, idx, text, offsets,
+//	chunks            seq (FTS rowid, vector key, what mentions name), id, doc_id, idx, text, offsets,
 //	                  ord (its place in chunk-id order, for merges)
 //	chunks_fts        FTS5 contentless index over docgraph_fts(chunks.text) (fts.go)
-//	entities          id (the entity id's 64 bits, ids.go), merged name/type/description, mentions
-//	                  (distinct chunks), the counts of every mention's name and type
+//	entities          seq (FTS rowid, vector key), id (the entity id's 64 bits, ids.go), merged
+//	                  name/type/description, mentions (distinct chunks), counts of every mention's name and type
 //	entities_fts      FTS5 contentless index over docgraph_fts(entities.name, .description)
-//	relations         id, source, target, type, merged keywords/description, weight
-//	entity_mentions   one row per (entity, chunk) contribution, in chunk-id order per entity:
-//	                  name, type, description fragment (frag.go)
+//	relations         seq (vector key), id, source, target (entity ids), type, merged keywords/description,
+//	                  weight, mention rows
+//	entity_mentions   one row per (entity, chunk) contribution, name, type, description fragment
+//	                  (frag.go), indexed by entity in chunk-id order and by chunk
 //	relation_mentions one row per (relation, chunk) contribution: endpoints, type, keywords, fragment, weight
 //	dangling_relations relations with mentions but a missing endpoint entity
-//	vectors           (kind, id): each chunk's, entity's and relation's vector, once (vecenc.go)
-//	vector_log        (generation, kind, id) of every vector a write changed, which the ANN index
+//	vectors           (kind, seq): each chunk's vector, and each entity's and relation's unless the
+//	                  embedder makes them again at will (store.Reembedder), once (vecenc.go)
+//	vector_log        (generation, kind, seq) of every vector a write changed, which the ANN index
 //	                  files catch up from (annindex.go)
+//
+// Rows are appended in the order they are written (sequential keys), and
+// only small indexes take the random keys of entity and relation ids: a
+// write transaction then dirties few pages besides those it appends, which
+// is what keeps the bytes a bulk ingest writes near the size of the store.
 //
 // Mentions name their chunk by seq and are deleted through the chunks of
 // the documents that go; they have no foreign keys, as a cascade would cost
@@ -118,17 +125,19 @@ CREATE TABLE IF NOT EXISTS chunks(
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
 
 CREATE TABLE IF NOT EXISTS entities(
-	id          INTEGER PRIMARY KEY,
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	id          INTEGER NOT NULL UNIQUE,
 	name        TEXT NOT NULL,
 	type        TEXT NOT NULL DEFAULT '',
 	description TEXT NOT NULL DEFAULT '',
 	mentions    INTEGER NOT NULL DEFAULT 0,
-	names       TEXT NOT NULL DEFAULT '', -- counts.go
+	names       TEXT NOT NULL DEFAULT '', -- counts of every mention's name (JSON)
 	types       TEXT NOT NULL DEFAULT ''
 );
 
 CREATE TABLE IF NOT EXISTS relations(
-	id          INTEGER PRIMARY KEY,
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	id          INTEGER NOT NULL UNIQUE,
 	source      INTEGER NOT NULL,
 	target      INTEGER NOT NULL,
 	type        TEXT NOT NULL DEFAULT '',
@@ -147,9 +156,9 @@ CREATE TABLE IF NOT EXISTS entity_mentions(
 	n      INTEGER NOT NULL, -- 0, or which repeat of (entity, chunk) in one write
 	name   TEXT NOT NULL,
 	type   TEXT NOT NULL,
-	frag   BLOB,
-	PRIMARY KEY(entity, ord, chunk, n)
-) WITHOUT ROWID;
+	frag   BLOB
+);
+CREATE INDEX IF NOT EXISTS entity_mentions_entity ON entity_mentions(entity, ord);
 CREATE INDEX IF NOT EXISTS entity_mentions_chunk ON entity_mentions(chunk);
 
 CREATE TABLE IF NOT EXISTS relation_mentions(
@@ -162,9 +171,9 @@ CREATE TABLE IF NOT EXISTS relation_mentions(
 	type     TEXT NOT NULL,
 	keywords TEXT NOT NULL,
 	frag     BLOB,
-	weight   REAL NOT NULL,
-	PRIMARY KEY(relation, ord, chunk, n)
-) WITHOUT ROWID;
+	weight   REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS relation_mentions_relation ON relation_mentions(relation, ord);
 CREATE INDEX IF NOT EXISTS relation_mentions_chunk ON relation_mentions(chunk);
 
 -- Relations that have mentions but lack an endpoint entity (possible for KG
@@ -174,7 +183,7 @@ CREATE TABLE IF NOT EXISTS dangling_relations(
 );
 
 CREATE TABLE IF NOT EXISTS vectors(
-	kind INTEGER NOT NULL, -- 0 chunk (seq), 1 entity, 2 relation (id)
+	kind INTEGER NOT NULL, -- 0 chunk, 1 entity, 2 relation: the row's seq
 	id   INTEGER NOT NULL,
 	vec  BLOB NOT NULL,
 	PRIMARY KEY(kind, id)
@@ -205,6 +214,9 @@ type Store struct {
 	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
 	ann *annSet
+	// reembed makes entity and relation vectors again when the merger can
+	// (store.Reembedder); the store then keeps none of them.
+	reembed store.Reembedder
 }
 
 var (
@@ -238,7 +250,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 			return nil, fmt.Errorf("sqlite store %s: its folder cannot be written (no permission, or a read-only mount), and a writer needs its journal there; reading it needs no write access: query, ingest status", path)
 		}
 	}
-	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, retryBudget: opts.RetryBudget}
+	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, retryBudget: opts.RetryBudget, reembed: reembedderOf(opts.Merger)}
 	if s.retryBudget <= 0 {
 		s.retryBudget = store.DefaultRetryBudget
 	}
@@ -284,6 +296,14 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 	return s, nil
 }
 
+// reembedderOf is m when it can make merged vectors again, else nil.
+func reembedderOf(m store.Merger) store.Reembedder {
+	if r, ok := m.(store.Reembedder); ok && r.Reproducible() {
+		return r
+	}
+	return nil
+}
+
 // openIndexes opens the ANN index files.
 func (s *Store) openIndexes(ctx context.Context) error {
 	s.ann = newANNSet(s)
@@ -305,7 +325,7 @@ func openReadOnly(ctx context.Context, path string, opts store.Options) (*Store,
 	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) && !store.WritableDir(filepath.Dir(path)) {
 		immutable = true
 	}
-	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, readOnly: true}
+	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, readOnly: true, reembed: reembedderOf(opts.Merger)}
 	var err error
 	if s.rdb, err = sql.Open("sqlite", readOnlyDSN(path, immutable)); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
@@ -451,7 +471,7 @@ func (s *Store) init(ctx context.Context) (migrated bool, err error) {
 	}
 	// After the embedder check: a store that will be refused is not changed.
 	if v, _ := strconv.Atoi(meta["schema_version"]); hasMeta > 0 && v < schemaVersion {
-		if err := migrate(ctx, tx, v); err != nil {
+		if err := migrate(ctx, tx, v, s.reembed != nil); err != nil {
 			return false, fmt.Errorf("sqlite store %s: upgrade from schema version %d: %w", s.path, v, err)
 		}
 		migrated = true

@@ -338,6 +338,9 @@ func (s *Store) tryTx(ctx context.Context, fn func(*sql.Tx, *change) error) (int
 		return 0, err
 	}
 	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, tempTables); err != nil {
+		return 0, fmt.Errorf("temp tables: %w", err)
+	}
 	ch := newChange()
 	if err := fn(tx, ch); err != nil {
 		return 0, err
@@ -354,6 +357,12 @@ func (s *Store) tryTx(ctx context.Context, fn func(*sql.Tx, *change) error) (int
 	}
 	return gen, nil
 }
+
+// tempTables stage the rows a write feeds to the full-text indexes, so
+// each index gets one statement per write.
+const tempTables = `
+CREATE TEMP TABLE IF NOT EXISTS chunk_text(seq INTEGER PRIMARY KEY, text TEXT);
+CREATE TEMP TABLE IF NOT EXISTS entity_text(seq INTEGER PRIMARY KEY, name TEXT, description TEXT);`
 
 // logVectors records which vectors generation gen changed: the ANN index
 // files, maintained after commit, read what to re-index from here.
@@ -517,7 +526,7 @@ func (s *Store) insertDocuments(ctx context.Context, tx *sql.Tx, ws []*store.Doc
 	}
 	refs := map[string]chunkRef{}
 	chunks := newBatch(ctx, tx, `INSERT INTO chunks(seq, id, doc_id, idx, text, tokens, start_off, end_off, ord)`, 9, "")
-	fts := newBatch(ctx, tx, `INSERT INTO chunks_fts(rowid, text)`, 2, "")
+	fts := newBatch(ctx, tx, `INSERT INTO temp.chunk_text(seq, text)`, 2, "")
 	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, "")
 	for _, w := range ws {
 		for _, c := range w.Chunks {
@@ -543,6 +552,16 @@ func (s *Store) insertDocuments(ctx context.Context, tx *sql.Tx, ws []*store.Doc
 		if err := b.flush(); err != nil {
 			return fmt.Errorf("insert chunks: %w", err)
 		}
+	}
+	// One statement feeds the full-text index: FTS5 flushes its pending
+	// terms into a new segment at every statement, so a row at a time
+	// would make a segment per few rows, and merging them costs more than
+	// indexing.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) SELECT seq, text FROM temp.chunk_text`); err != nil {
+		return fmt.Errorf("index chunk text: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM temp.chunk_text`); err != nil {
+		return fmt.Errorf("index chunk text: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'next_chunk'`, strconv.FormatInt(next, 10)); err != nil {
 		return fmt.Errorf("next chunk: %w", err)
