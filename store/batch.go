@@ -21,13 +21,16 @@ type BatchOptions struct {
 	// MaxDelay is how long a document that finds the writer idle waits for
 	// company before it is written in a group that is not full.
 	MaxDelay time.Duration
-	// BulkDelay is how long a group may wait to fill while writes keep
-	// coming (the previous group committed less than BulkDelay ago): a
-	// bulk ingest is then written in a few big transactions rather than
+	// A stream of writes (the previous group committed less than
+	// BulkWindow ago, and documents keep arriving, none more than BulkGap
+	// after the one before) is written in big groups: a group waits for
+	// the store's preferred size (GroupSizer; else MaxRows) for at most
+	// BulkDelay. A bulk ingest is then a few big transactions rather than
 	// many small ones, each of which rewrites the index pages its random
-	// keys touch, and re-merges the entities many documents share. A write
-	// after a quiet spell (an edit in watch mode) waits MaxDelay only.
-	BulkDelay time.Duration
+	// keys touch and re-merges the entities many documents share. A write
+	// after a quiet spell (an edit in watch mode) waits MaxDelay only, and
+	// one a caller waits for (Write) is never held back.
+	BulkWindow, BulkGap, BulkDelay time.Duration
 	// MaxQueuedRows bounds the rows waiting for the writer; Submit blocks
 	// beyond it, which is what keeps fast extraction from piling up vectors.
 	MaxQueuedRows int
@@ -35,11 +38,13 @@ type BatchOptions struct {
 
 // DefaultBatchOptions are the limits NewBatcher uses for zero fields.
 var DefaultBatchOptions = BatchOptions{
-	MaxDocuments:  4096,
-	MaxRows:       200_000,
+	MaxDocuments:  65536,
+	MaxRows:       600_000,
 	MaxDelay:      20 * time.Millisecond,
-	BulkDelay:     2 * time.Second,
-	MaxQueuedRows: 400_000,
+	BulkWindow:    2 * time.Second,
+	BulkGap:       250 * time.Millisecond,
+	BulkDelay:     30 * time.Second,
+	MaxQueuedRows: 750_000,
 }
 
 // BatchStats counts what a Batcher did.
@@ -72,8 +77,9 @@ var ErrBatcherClosed = errors.New("batch writer closed")
 // are written in the order submitted.
 type Batcher struct {
 	w    Writer
-	bw   BatchWriter
-	opts BatchOptions
+	bw    BatchWriter
+	sizer GroupSizer
+	opts  BatchOptions
 
 	mu     sync.Mutex
 	queue  []*batchJob
@@ -82,8 +88,9 @@ type Batcher struct {
 	wake   chan struct{} // a job arrived or Close was called
 	closed bool
 	exited chan struct{}
-	// lastWrite is when the previous group's write ended (writer goroutine).
-	lastWrite time.Time
+	// lastWrite is when the previous group's write ended, lastArrival when
+	// the newest job was queued.
+	lastWrite, lastArrival time.Time
 
 	documents, transactions, fallbacks, failed atomic.Int64
 }
@@ -96,6 +103,7 @@ type batchJob struct {
 	queued  time.Time
 	done    func(error)
 	settled bool // taken off the queue (guarded by Batcher.mu)
+	waited  bool // its submitter waits for it (Write)
 }
 
 // NewBatcher starts the writer goroutine for w; zero fields of opts take
@@ -111,6 +119,12 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = d.MaxDelay
+	}
+	if opts.BulkWindow <= 0 {
+		opts.BulkWindow = d.BulkWindow
+	}
+	if opts.BulkGap <= 0 {
+		opts.BulkGap = d.BulkGap
 	}
 	if opts.BulkDelay <= 0 {
 		opts.BulkDelay = max(d.BulkDelay, opts.MaxDelay)
@@ -128,6 +142,7 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 		exited: make(chan struct{}),
 	}
 	b.bw, _ = w.(BatchWriter)
+	b.sizer, _ = w.(GroupSizer)
 	go b.run()
 	return b
 }
@@ -140,7 +155,7 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 // (done gets ctx's error); once its transaction runs it commits or rolls
 // back whole.
 func (b *Batcher) Submit(ctx context.Context, w *DocumentWrite, done func(error)) error {
-	_, err := b.submit(ctx, w, done)
+	_, err := b.submitJob(ctx, w, done, false)
 	return err
 }
 
@@ -149,7 +164,7 @@ func (b *Batcher) Submit(ctx context.Context, w *DocumentWrite, done func(error)
 // for it to commit or roll back, so the error always says what happened.
 func (b *Batcher) Write(ctx context.Context, w *DocumentWrite) error {
 	res := make(chan error, 1)
-	j, err := b.submit(ctx, w, func(err error) { res <- err })
+	j, err := b.submitJob(ctx, w, func(err error) { res <- err }, true)
 	if err != nil {
 		return err
 	}
@@ -164,11 +179,13 @@ func (b *Batcher) Write(ctx context.Context, w *DocumentWrite) error {
 	}
 }
 
-func (b *Batcher) submit(ctx context.Context, w *DocumentWrite, done func(error)) (*batchJob, error) {
+// submitJob queues a job; waited marks one whose submitter waits for it
+// (Write), which is never held back to fill a bigger group.
+func (b *Batcher) submitJob(ctx context.Context, w *DocumentWrite, done func(error), waited bool) (*batchJob, error) {
 	if w == nil {
 		return nil, errors.New("batch writer: nil document write")
 	}
-	j := &batchJob{ctx: ctx, w: w, rows: rowsOf(w), keys: keysOf(w), done: done}
+	j := &batchJob{ctx: ctx, w: w, rows: rowsOf(w), keys: keysOf(w), done: done, waited: waited}
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -177,6 +194,7 @@ func (b *Batcher) submit(ctx context.Context, w *DocumentWrite, done func(error)
 		}
 		if len(b.queue) == 0 || b.rows+j.rows <= b.opts.MaxQueuedRows {
 			j.queued = time.Now()
+			b.lastArrival = j.queued
 			b.queue = append(b.queue, j)
 			b.rows += j.rows
 			b.mu.Unlock()
@@ -304,11 +322,18 @@ func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool
 	}
 	pick, full := b.pick()
 	if !full && !b.closed {
-		delay := b.opts.MaxDelay
-		if !b.lastWrite.IsZero() && time.Since(b.lastWrite) < b.opts.BulkDelay {
-			delay = b.opts.BulkDelay
+		until := b.queue[0].queued.Add(b.opts.MaxDelay)
+		if !b.lastWrite.IsZero() && time.Since(b.lastWrite) < b.opts.BulkWindow && b.rows < b.preferredRows() &&
+			!slices.ContainsFunc(b.queue, func(j *batchJob) bool { return j.waited }) {
+			// Producers may have waited on the store while the last group
+			// was written (an ingest's claims share its write lock): the
+			// gap counts from whichever came later.
+			until = later(b.lastArrival, b.lastWrite).Add(b.opts.BulkGap)
+			if limit := b.queue[0].queued.Add(b.opts.BulkDelay); limit.Before(until) {
+				until = limit
+			}
 		}
-		if wait := time.Until(b.queue[0].queued.Add(delay)); wait > 0 {
+		if wait := time.Until(until); wait > 0 {
 			return nil, gone, wait, false
 		}
 	}
@@ -317,6 +342,25 @@ func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool
 	}
 	b.queue = slices.DeleteFunc(b.queue, func(j *batchJob) bool { return j.settled })
 	return pick, gone, 0, false
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// preferredRows is the size a group of a stream waits for.
+func (b *Batcher) preferredRows() int {
+	n := b.opts.MaxRows
+	if b.sizer != nil {
+		if p := b.sizer.PreferredGroupRows(); p > 0 {
+			n = min(n, p)
+		}
+	}
+	// The queue's own bound must not keep a group from filling.
+	return min(n, b.opts.MaxQueuedRows*4/5)
 }
 
 // pick chooses the next group from the queue, in order: a job naming an id

@@ -397,6 +397,17 @@ type GroupLimiter interface {
 	MaxGroupRows() int
 }
 
+// GroupSizer is implemented by a BatchWriter whose cost per document falls
+// as its transactions grow with it: a transaction rewrites every index
+// page its writes touch, so a stream of small ones into a big store writes
+// the store's indexes over and over. A Batcher writing a stream of
+// documents waits (at most BatchOptions.BulkDelay) for this many rows.
+type GroupSizer interface {
+	// PreferredGroupRows is how many rows (as BatchOptions.MaxRows counts
+	// them) a group of a stream should carry.
+	PreferredGroupRows() int
+}
+
 // WriteCounter is implemented by stores that count their write
 // transactions, so a run can say how much contention it met.
 type WriteCounter interface {

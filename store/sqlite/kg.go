@@ -12,7 +12,7 @@ var _ store.KGScanner = (*Store)(nil)
 // ScanEntities calls fn for every entity (id, name, type, mentions), in
 // entity id order, from one snapshot.
 func (s *Store) ScanEntities(ctx context.Context, fn func(store.Entity) error) error {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, type, mentions FROM entities ORDER BY id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, k.mentions FROM entities e JOIN entity_counts k ON k.seq = e.seq ORDER BY e.id`)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: scan entities: %w", s.path, err)
 	}

@@ -111,8 +111,8 @@ func migrate(ctx context.Context, tx *sql.Tx, from int, derived bool) error {
 			SELECT seq, id, doc_id, idx, text, tokens, start_off, end_off, docgraph_ord(id) FROM old_chunks`},
 		{"chunk vectors", `INSERT INTO vectors(kind, id, vec)
 			SELECT 0, seq, docgraph_vec(embedding) FROM old_chunks WHERE length(embedding) > 0`},
-		{"entities", `INSERT INTO entities(seq, id, name, type, description, mentions)
-			SELECT seq, docgraph_key(id, 'e'), name, type, description, mentions FROM old_entities`},
+		{"entities", `INSERT INTO entities(seq, id, name, type, description)
+			SELECT seq, docgraph_key(id, 'e'), name, type, description FROM old_entities`},
 		{"entity mentions", `INSERT INTO entity_mentions(entity, ord, chunk, n, name, type, frag)
 			SELECT docgraph_key(m.entity_id, 'e'), c.ord, c.seq,
 				row_number() OVER (PARTITION BY m.entity_id, m.chunk_id ORDER BY m.seq) - 1,
@@ -191,7 +191,7 @@ func migrateCounts(ctx context.Context, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("count entity mentions: %w", err)
 	}
-	st, err := tx.PrepareContext(ctx, `UPDATE entities SET names = ?, types = ?, mentions = ? WHERE id = ?`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO entity_counts(seq, mentions, names, types) SELECT seq, ?3, ?1, ?2 FROM entities WHERE id = ?4`)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func TestPrefixMergeEqualsFullMerge(t *testing.T) {
 	}
 	compareWithFullMerge(t, opts.Merger, docs, one, grouped)
 	var hubs int
-	one.rdb.QueryRow(`SELECT count(*) FROM entities WHERE mentions > 100`).Scan(&hubs)
+	one.rdb.QueryRow(`SELECT count(*) FROM entity_counts WHERE mentions > 100`).Scan(&hubs)
 	if hubs < 5 {
 		t.Fatalf("%d entities with over 100 mentions: the test exercises no big prefixes", hubs)
 	}

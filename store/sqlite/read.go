@@ -182,9 +182,10 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 }
 
 // entityColumns selects an entity with its vector (e: entities, v: vectors).
-const entityColumns = `e.id, e.name, e.type, e.description, e.mentions, v.vec`
+const entityColumns = `e.id, e.name, e.type, e.description, k.mentions, v.vec`
 
-const entityVector = ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
+// entityVector joins an entity's counts and vector.
+const entityVector = ` JOIN entity_counts k ON k.seq = e.seq LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
 
 func scanEntity(sc interface{ Scan(...any) error }, extra ...any) (store.Entity, error) {
 	var e store.Entity

@@ -103,8 +103,8 @@ type storedEntity struct {
 // ids it deleted and whether any entity appeared.
 func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, page []int64) ([]int64, bool, error) {
 	stored := map[int64]*storedEntity{}
-	rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.id, e.name, e.type, e.description, e.mentions, e.names, e.types
-		FROM json_each(?) j CROSS JOIN entities e ON e.id = j.value`, intList(page))
+	rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.id, e.name, e.type, e.description, k.mentions, k.names, k.types
+		FROM json_each(?) j CROSS JOIN entities e ON e.id = j.value JOIN entity_counts k ON k.seq = e.seq`, intList(page))
 	if err != nil {
 		return nil, false, fmt.Errorf("load touched entities: %w", err)
 	}
@@ -193,7 +193,7 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 		id           int64
 		e            store.Entity
 		names, types string
-		reindex      bool
+		text, counts bool // the row's text, its counts changed
 	}
 	var writes []entityWrite
 	var unindex, unvector []int64
@@ -209,16 +209,14 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 		}
 		e.Mentions = g.Chunks
 		st := stored[id]
-		if st != nil && st.e.Name == e.Name && st.e.Type == e.Type && st.e.Description == e.Description &&
-			st.e.Mentions == e.Mentions && maps.Equal(st.names, g.Names) && maps.Equal(st.types, g.Types) && e.Embedding == nil {
+		w := entityWrite{id: id, e: e, names: encodeCounts(g.Names), types: encodeCounts(g.Types)}
+		w.text = st == nil || st.e.Name != e.Name || st.e.Type != e.Type || st.e.Description != e.Description
+		w.counts = st == nil || st.e.Mentions != e.Mentions || !maps.Equal(st.names, g.Names) || !maps.Equal(st.types, g.Types)
+		if !w.text && !w.counts && e.Embedding == nil {
 			continue
 		}
-		w := entityWrite{id: id, e: e, names: encodeCounts(g.Names), types: encodeCounts(g.Types)}
-		if st == nil || st.e.Name != e.Name || st.e.Description != e.Description {
-			w.reindex = true
-			if st != nil {
-				unindex = append(unindex, st.seq)
-			}
+		if st != nil && (st.e.Name != e.Name || st.e.Description != e.Description) {
+			unindex = append(unindex, st.seq)
 		}
 		writes = append(writes, w)
 	}
@@ -231,14 +229,18 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 		if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))`, intList(deleted)); err != nil {
 			return nil, false, fmt.Errorf("delete entities: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM entity_counts WHERE seq IN (SELECT value FROM json_each(?))`, intList(unvector)); err != nil {
+			return nil, false, fmt.Errorf("delete entities: %w", err)
+		}
 	}
-	up := newBatch(ctx, tx, `INSERT INTO entities(id, name, type, description, mentions, names, types)`, 7,
-		` ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type, description = excluded.description,
-			mentions = excluded.mentions, names = excluded.names, types = excluded.types`)
+	up := newBatch(ctx, tx, `INSERT INTO entities(id, name, type, description)`, 4,
+		` ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type, description = excluded.description`)
 	var fresh []int64
 	for _, w := range writes {
-		e := w.e
-		if err := up.add(w.id, e.Name, e.Type, e.Description, e.Mentions, w.names, w.types); err != nil {
+		if !w.text {
+			continue
+		}
+		if err := up.add(w.id, w.e.Name, w.e.Type, w.e.Description); err != nil {
 			return nil, false, fmt.Errorf("upsert entities: %w", err)
 		}
 		if stored[w.id] == nil {
@@ -255,11 +257,23 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 	for id, st := range stored {
 		seqs[id] = st.seq
 	}
+	counts := newBatch(ctx, tx, `INSERT INTO entity_counts(seq, mentions, names, types)`, 4,
+		` ON CONFLICT(seq) DO UPDATE SET mentions = excluded.mentions, names = excluded.names, types = excluded.types`)
+	for _, w := range writes {
+		if w.counts {
+			if err := counts.add(seqs[w.id], w.e.Mentions, w.names, w.types); err != nil {
+				return nil, false, fmt.Errorf("entity counts: %w", err)
+			}
+		}
+	}
+	if err := counts.flush(); err != nil {
+		return nil, false, fmt.Errorf("entity counts: %w", err)
+	}
 	ftsIns := newBatch(ctx, tx, `INSERT INTO temp.entity_text(seq, name, description)`, 3, "")
 	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
 	for _, w := range writes {
 		seq := seqs[w.id]
-		if w.reindex {
+		if stored[w.id] == nil || stored[w.id].e.Name != w.e.Name || stored[w.id].e.Description != w.e.Description {
 			if err := ftsIns.add(seq, cjk.IndexText(w.e.Name), cjk.IndexText(w.e.Description)); err != nil {
 				return nil, false, fmt.Errorf("index entities: %w", err)
 			}

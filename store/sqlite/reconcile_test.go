@@ -49,7 +49,7 @@ func TestReconcileInPagesMatchesOneGo(t *testing.T) {
 			t.Fatalf("step %d, pages of 7: %v", i, err)
 		}
 		for k, q := range []string{
-			`SELECT id, name, type, description, mentions, names, types FROM entities ORDER BY id`,
+			`SELECT e.id, name, type, description, mentions, names, types FROM entities e JOIN entity_counts k ON k.seq = e.seq ORDER BY e.id`,
 			`SELECT id, source, target, keywords, description, weight, mentions FROM relations ORDER BY id`,
 			`SELECT kind, id, hex(vec) FROM vectors ORDER BY kind, id`,
 			`SELECT e.id, f.name, f.description FROM entities_fts f JOIN entities e ON e.id = f.rowid ORDER BY e.id`,

@@ -60,7 +60,8 @@ const schemaVersion = 3
 //	                  ord (its place in chunk-id order, for merges)
 //	chunks_fts        FTS5 contentless index over docgraph_fts(chunks.text) (fts.go)
 //	entities          seq (FTS rowid, vector key), id (the entity id's 64 bits, ids.go), merged
-//	                  name/type/description, mentions (distinct chunks), counts of every mention's name and type
+//	                  name/type/description
+//	entity_counts     seq, mentions (distinct chunks), counts of every mention's name and type
 //	entities_fts      FTS5 contentless index over docgraph_fts(entities.name, .description)
 //	relations         seq (vector key), id, source, target (entity ids), type, merged keywords/description,
 //	                  weight, mention rows
@@ -129,10 +130,17 @@ CREATE TABLE IF NOT EXISTS entities(
 	id          INTEGER NOT NULL UNIQUE,
 	name        TEXT NOT NULL,
 	type        TEXT NOT NULL DEFAULT '',
-	description TEXT NOT NULL DEFAULT '',
-	mentions    INTEGER NOT NULL DEFAULT 0,
-	names       TEXT NOT NULL DEFAULT '', -- counts of every mention's name (JSON)
-	types       TEXT NOT NULL DEFAULT ''
+	description TEXT NOT NULL DEFAULT ''
+);
+
+-- What every new mention of an entity changes, kept apart from the wide
+-- entity row: an entity named again only moves its counts, and a write
+-- then dirties the pages of this narrow table rather than of the texts.
+CREATE TABLE IF NOT EXISTS entity_counts(
+	seq      INTEGER PRIMARY KEY,
+	mentions INTEGER NOT NULL, -- distinct chunks
+	names    TEXT NOT NULL,    -- counts of every mention's name (JSON)
+	types    TEXT NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS relations(
@@ -214,6 +222,12 @@ type Store struct {
 	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
 	ann *annSet
+	// sizeRows is about how many rows the store holds, read at sizeAt
+	// (PreferredGroupRows).
+	sizeMu   sync.Mutex
+	sizeRows int64
+	sizeAt   time.Time
+
 	// reembed makes entity and relation vectors again when the merger can
 	// (store.Reembedder); the store then keeps none of them.
 	reembed store.Reembedder
@@ -426,7 +440,7 @@ func dsn(path string, writer bool) string {
 		// many transactions once: both cut the bytes a bulk ingest writes.
 		q.Add("_pragma", "cache_size(-131072)")
 		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "wal_autocheckpoint(16384)")
+		q.Add("_pragma", "wal_autocheckpoint(262144)")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "cache_size(-16000)")

@@ -207,7 +207,9 @@ func checkCounts(t *testing.T, s *Store) {
 		(SELECT count(*) FROM entities e WHERE ?1 AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = 1 AND v.id = e.seq)) +
 		(SELECT count(*) FROM relations r WHERE ?1 AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.kind = 2 AND v.id = r.seq)) +
 		(SELECT count(*) FROM vectors v WHERE NOT ?1 AND v.kind > 0) +
-		(SELECT count(*) FROM entities e WHERE e.mentions <> (SELECT count(*) FROM entity_mentions m WHERE m.entity = e.id AND m.n = 0)) +
+		(SELECT count(*) FROM entities e JOIN entity_counts k ON k.seq = e.seq WHERE k.mentions <> (SELECT count(*) FROM entity_mentions m WHERE m.entity = e.id AND m.n = 0)) +
+		(SELECT count(*) FROM entities e WHERE NOT EXISTS (SELECT 1 FROM entity_counts k WHERE k.seq = e.seq)) +
+		(SELECT count(*) FROM entity_counts k WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.seq = k.seq)) +
 		(SELECT count(*) FROM relations r WHERE r.mentions <> (SELECT count(*) FROM relation_mentions m WHERE m.relation = r.id)) +
 		(SELECT count(*) FROM relations r WHERE abs(r.weight - (SELECT sum(CASE WHEN m.weight > 0 THEN m.weight ELSE 1 END) FROM relation_mentions m WHERE m.relation = r.id)) > 1e-9)`, s.reembed == nil).Scan(&orphans)
 	if err != nil || orphans != 0 {
@@ -218,7 +220,7 @@ func checkCounts(t *testing.T, s *Store) {
 			t.Errorf("%s integrity-check: %v", fts, err)
 		}
 	}
-	rows, err := s.rdb.Query(`SELECT e.id, e.names, e.types, m.name, m.type FROM entities e JOIN entity_mentions m ON m.entity = e.id ORDER BY e.id`)
+	rows, err := s.rdb.Query(`SELECT e.id, k.names, k.types, m.name, m.type FROM entities e JOIN entity_counts k ON k.seq = e.seq JOIN entity_mentions m ON m.entity = e.id ORDER BY e.id`)
 	if err != nil {
 		t.Fatal(err)
 	}

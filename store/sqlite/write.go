@@ -743,3 +743,35 @@ func fromUnixNano(n int64) time.Time {
 	}
 	return time.Unix(0, n)
 }
+
+var _ store.GroupSizer = (*Store)(nil)
+
+// Group sizes for a stream of writes: two thirds of the rows stored,
+// within these bounds. Each transaction rewrites the index pages its writes touch
+// (most of them, in the indexes keyed by entity and relation ids), so
+// groups that grow with the store keep the bytes a bulk ingest writes
+// proportional to what it stores; the bounds keep the first groups of a
+// new store from waiting long and the last of a big one from holding too
+// much in memory.
+const (
+	minGroupRows = 20_000
+	maxGroupRows = 600_000
+)
+
+// PreferredGroupRows is the size store.Batcher groups a stream of writes
+// into: two thirds of the rows stored (read at most once a second).
+func (s *Store) PreferredGroupRows() int {
+	s.sizeMu.Lock()
+	defer s.sizeMu.Unlock()
+	if time.Since(s.sizeAt) > time.Second {
+		var rows int64
+		err := s.rdb.QueryRow(`SELECT
+			(SELECT coalesce(max(rowid), 0) FROM entity_mentions) +
+			(SELECT coalesce(max(rowid), 0) FROM relation_mentions) +
+			(SELECT coalesce(max(seq), 0) FROM chunks)`).Scan(&rows)
+		if err == nil {
+			s.sizeRows, s.sizeAt = rows, time.Now()
+		}
+	}
+	return int(min(max(s.sizeRows*3/2, minGroupRows), maxGroupRows))
+}
