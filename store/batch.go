@@ -76,7 +76,7 @@ var ErrBatcherClosed = errors.New("batch writer closed")
 // Documents that name the same document or chunk ids never share a group and
 // are written in the order submitted.
 type Batcher struct {
-	w    Writer
+	w     Writer
 	bw    BatchWriter
 	sizer GroupSizer
 	opts  BatchOptions
