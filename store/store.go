@@ -408,6 +408,25 @@ type GroupSizer interface {
 	PreferredGroupRows() int
 }
 
+// SpaceReporter is implemented by stores that can say where their bytes
+// go: each table, index and file, as `ingest status --space` lists them.
+type SpaceReporter interface {
+	Space(ctx context.Context) ([]Space, error)
+}
+
+// Space is the size of one part of a store.
+type Space struct {
+	// Name is the table, index or file.
+	Name string `json:"name"`
+	// Kind is "file" for a file beside the store, else what the part of
+	// the database is: "table", "index", "full-text" (the tables of a
+	// full-text index), "free" (pages no row uses).
+	Kind string `json:"kind"`
+	// File is the file the part is in.
+	File  string `json:"file"`
+	Bytes int64  `json:"bytes"`
+}
+
 // WriteCounter is implemented by stores that count their write
 // transactions, so a run can say how much contention it met.
 type WriteCounter interface {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +19,7 @@ type statusOptions struct {
 	Settings pipeline.Settings
 	Config   string
 	JSON     bool
+	Space    bool
 }
 
 func newStatusCmd(io streams) *cobra.Command {
@@ -27,7 +30,9 @@ func newStatusCmd(io streams) *cobra.Command {
 		Long: `status reports the documents in the store by lifecycle state (pending,
 processing, done, failed), lists failed documents with their reasons and
 unfinished ones (resumed by the next ingest), and names the store and the
-embedder whose vectors it holds.`,
+embedder whose vectors it holds. With --space it also says where the store's
+bytes go: every table, index and full-text index in the database file, its
+free pages, and each file of the store.`,
 		Args: cli.Args(cobra.NoArgs, "status takes no arguments (the store is chosen with --store)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
@@ -40,6 +45,7 @@ embedder whose vectors it holds.`,
 	fs.StringVar(&opts.Config, "config", "docgraph.yaml", "optional YAML config file")
 	opts.Settings.AddStoreFlags(fs)
 	fs.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	fs.BoolVar(&opts.Space, "space", false, "also say where the store's bytes go: every table, index and file (reads the whole database file)")
 	return cmd
 }
 
@@ -57,6 +63,8 @@ type statusReport struct {
 	Unfinished []docReport    `json:"unfinished"`
 	// Warned lists the stored documents that carry warnings, with them.
 	Warned []docReport `json:"warned"`
+	// Space is where the store's bytes go (with --space).
+	Space []store.Space `json:"space,omitempty"`
 }
 
 type embedderReport struct {
@@ -111,6 +119,15 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 			rep.Warned = append(rep.Warned, r)
 		}
 	}
+	if opts.Space {
+		sr, ok := st.(store.SpaceReporter)
+		if !ok {
+			return fmt.Errorf("--space: the store %s cannot say where its bytes go", rep.Store)
+		}
+		if rep.Space, err = sr.Space(ctx); err != nil {
+			return err
+		}
+	}
 	if opts.JSON {
 		return writeJSON(io.Out, rep)
 	}
@@ -146,7 +163,38 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 			fmt.Fprintf(w, "  %s: %s\n", cli.Escape(d.Path), d.Status)
 		}
 	}
+	if len(rep.Space) > 0 {
+		printSpace(w, rep.Space)
+	}
 	return nil
+}
+
+// printSpace lists where the store's bytes go: the parts of the database
+// file, largest first, then every file.
+func printSpace(w io.Writer, space []store.Space) {
+	fmt.Fprintf(w, "space:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, sp := range space {
+		what := sp.Kind + " in " + sp.File
+		if sp.Kind == "file" {
+			what = "file"
+		}
+		fmt.Fprintf(tw, "  %10s\t%s\t%s\n", sizeText(sp.Bytes), cli.Escape(sp.Name), what)
+	}
+	tw.Flush()
+}
+
+// sizeText is a byte count for people: 1.2 MB, 340 kB, 12 B.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func storeURL(s pipeline.Settings) string {

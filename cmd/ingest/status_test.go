@@ -60,6 +60,39 @@ func TestStatus(t *testing.T) {
 		}
 	}
 
+	// --space accounts for every byte of the database file, and names the
+	// store's files.
+	out, errOut, err = runCmd(t, "status", "--store", "sqlite://"+db, "--json", "--space")
+	if err != nil {
+		t.Fatalf("status --space: %v\n%s", err, errOut)
+	}
+	rep = statusReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts, file int64
+	kinds := map[string]bool{}
+	for _, sp := range rep.Space {
+		kinds[sp.Kind] = true
+		switch {
+		case sp.Kind == "file" && sp.Name == filepath.Base(db):
+			file = sp.Bytes
+		case sp.Kind != "file":
+			parts += sp.Bytes
+		}
+	}
+	if file != info.Size() || parts != file || !kinds["table"] || !kinds["index"] || !kinds["full-text"] {
+		t.Errorf("space: parts add up to %d, the file is %d (listed %d); kinds %v\n%+v", parts, info.Size(), file, kinds, rep.Space)
+	}
+	text, _, err = runCmd(t, "status", "--store", "sqlite://"+db, "--space")
+	if err != nil || !strings.Contains(text, "space:") || !strings.Contains(text, "entity_mentions") {
+		t.Errorf("status --space output: %v\n%s", err, text)
+	}
+
 	_, _, err = runCmd(t, "status", "--store", "sqlite://"+filepath.Join(t.TempDir(), "none.db"))
 	if err == nil || !strings.Contains(err.Error(), "no store at") {
 		t.Fatalf("status of a missing store should say so: %v", err)
