@@ -67,7 +67,9 @@ func (s *Store) Space(ctx context.Context) ([]store.Space, error) {
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT freelist_count FROM pragma_freelist_count), (SELECT page_size FROM pragma_page_size)`).Scan(&free, &pageSize); err == nil && free > 0 {
 		out = append(out, store.Space{Name: "free pages", Kind: "free", File: base, Bytes: free * pageSize})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Bytes > out[j].Bytes || out[i].Bytes == out[j].Bytes && out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Bytes > out[j].Bytes || out[i].Bytes == out[j].Bytes && out[i].Name < out[j].Name
+	})
 	files := []string{s.path, s.path + "-wal", s.path + "-shm"}
 	ann, _ := filepath.Glob(s.path + ".ann-*")
 	sort.Strings(ann)
