@@ -397,8 +397,19 @@ type writer struct {
 }
 
 func (p *Pipeline) newWriter() *writer {
-	return &writer{p: p, batcher: store.NewBatcher(p.Store, p.Batch), retries: storeRetries(p.Store)}
+	opts := p.Batch
+	if opts.BulkGap == 0 {
+		// A run closes its writer after its last file, which writes what
+		// is queued: its groups need not end at a pause in the stream (a
+		// loaded machine pauses often), only at their size or BulkDelay.
+		opts.BulkGap = runBulkGap
+	}
+	return &writer{p: p, batcher: store.NewBatcher(p.Store, opts), retries: storeRetries(p.Store)}
 }
+
+// runBulkGap is the pause in a run's stream of documents after which its
+// writer stops waiting for a bigger group.
+const runBulkGap = 10 * time.Second
 
 // close writes what is queued and says what the run's writes took.
 func (w *writer) close() *WriteSummary {

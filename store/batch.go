@@ -21,16 +21,16 @@ type BatchOptions struct {
 	// MaxDelay is how long a document that finds the writer idle waits for
 	// company before it is written in a group that is not full.
 	MaxDelay time.Duration
-	// A stream of writes (the previous group committed less than
-	// BulkWindow ago, and documents keep arriving, none more than BulkGap
-	// after the one before) is written in big groups: a group waits for
-	// the store's preferred size (GroupSizer; else MaxRows) for at most
-	// BulkDelay. A bulk ingest is then a few big transactions rather than
-	// many small ones, each of which rewrites the index pages its random
-	// keys touch and re-merges the entities many documents share. A write
-	// after a quiet spell (an edit in watch mode) waits MaxDelay only, and
-	// one a caller waits for (Write) is never held back.
-	BulkWindow, BulkGap, BulkDelay time.Duration
+	// After its first group, a Batcher writes a stream of documents in
+	// big groups: a group waits for the store's preferred size
+	// (GroupSizer; else MaxRows) while documents keep arriving (none more
+	// than BulkGap after the one before or after the last write), for at
+	// most BulkDelay. A bulk ingest is then a few big transactions rather
+	// than many small ones, each of which rewrites the index pages its
+	// random keys touch and re-merges the entities many documents share.
+	// The first group waits MaxDelay only, and a write a caller waits for
+	// (Write) is never held back; Close writes what is queued at once.
+	BulkGap, BulkDelay time.Duration
 	// MaxQueuedRows bounds the rows waiting for the writer; Submit blocks
 	// beyond it, which is what keeps fast extraction from piling up vectors.
 	MaxQueuedRows int
@@ -41,7 +41,6 @@ var DefaultBatchOptions = BatchOptions{
 	MaxDocuments:  65536,
 	MaxRows:       600_000,
 	MaxDelay:      20 * time.Millisecond,
-	BulkWindow:    2 * time.Second,
 	BulkGap:       250 * time.Millisecond,
 	BulkDelay:     30 * time.Second,
 	MaxQueuedRows: 750_000,
@@ -119,9 +118,6 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = d.MaxDelay
-	}
-	if opts.BulkWindow <= 0 {
-		opts.BulkWindow = d.BulkWindow
 	}
 	if opts.BulkGap <= 0 {
 		opts.BulkGap = d.BulkGap
@@ -323,7 +319,7 @@ func (b *Batcher) next() (group, gone []*batchJob, wait time.Duration, stop bool
 	pick, full := b.pick()
 	if !full && !b.closed {
 		until := b.queue[0].queued.Add(b.opts.MaxDelay)
-		if !b.lastWrite.IsZero() && time.Since(b.lastWrite) < b.opts.BulkWindow && b.rows < b.preferredRows() &&
+		if !b.lastWrite.IsZero() && b.rows < b.preferredRows() &&
 			!slices.ContainsFunc(b.queue, func(j *batchJob) bool { return j.waited }) {
 			// Producers may have waited on the store while the last group
 			// was written (an ingest's claims share its write lock): the

@@ -352,6 +352,8 @@ func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags,
 	}
 	st, err := pipeline.OpenExistingStore(ctx, s, store.Options{
 		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
+		// The merger makes again the vectors a store keeps no copy of.
+		Merger:   pipeline.NewMerger(emb),
 		ReadOnly: true,
 	})
 	if err != nil {
