@@ -54,6 +54,8 @@ var configKeys = map[string]bound{
 	"request-timeout": {"1ms", "24h"}, "refresh": {"0s", "1h"},
 	// ingest show, ingest export
 	"text": {}, "format": {}, "output": {}, "no-mentions": {},
+	// ingest status
+	"space": {},
 	// query eval
 	"dataset": {}, "baseline": {}, "store-dir": {}, "questions": {"0", "100000000"},
 	"metaqa": {}, "hops": {},
