@@ -126,7 +126,7 @@ CREATE TABLE IF NOT EXISTS chunks(
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
 
 CREATE TABLE IF NOT EXISTS entities(
-	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	seq         INTEGER PRIMARY KEY,
 	id          INTEGER NOT NULL UNIQUE,
 	name        TEXT NOT NULL,
 	type        TEXT NOT NULL DEFAULT '',
@@ -144,7 +144,7 @@ CREATE TABLE IF NOT EXISTS entity_counts(
 );
 
 CREATE TABLE IF NOT EXISTS relations(
-	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	seq         INTEGER PRIMARY KEY,
 	id          INTEGER NOT NULL UNIQUE,
 	source      INTEGER NOT NULL,
 	target      INTEGER NOT NULL,
