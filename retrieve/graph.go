@@ -32,9 +32,8 @@ func DefaultGraphOptions() GraphOptions {
 }
 
 // neighborCacheEdges bounds a Retriever's cache of the passage graph, in
-// edges (each about 70 bytes): 1M edges is about 70 MB, the neighbourhoods
-// of some 300 questions at ~3,200 edges each, or the whole graph of a
-// corpus of 40,000 2Wiki-sized passages.
+// edges plus entries, 75 bytes each as measured: some 75 MB, about the
+// whole graph of the 4x 2wiki corpus (24,000 passages; 1x's is 226k, 16 MB).
 const neighborCacheEdges = 1 << 20
 
 // neighborCache keeps what the store answered about the passage graph
