@@ -57,7 +57,7 @@ func (r *Retriever) dual(ctx context.Context, res *Result) error {
 	f.AddRanked("local", 1, local.chunks)
 	f.AddRanked("global", 1, global.chunks)
 	res.Passages = f.Top(r.cfg.TopK)
-	if err := st.time("documents", func() error { return r.fillPassages(ctx, res.Passages, nil) }); err != nil {
+	if err := st.time("documents", func() error { return r.fillPassages(ctx, res.Passages) }); err != nil {
 		return err
 	}
 	res.Passages = dropEmpty(res.Passages)

@@ -51,7 +51,7 @@ func ExampleRetriever_Retrieve() {
 }
 
 // A server keeps one warm retriever and derives one per request from it:
-// the derived retrievers share its in-memory graph.
+// the derived retrievers share its caches of the store's graphs.
 func ExampleRetriever_WithConfig() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "retrieve-example")
@@ -65,7 +65,7 @@ func ExampleRetriever_WithConfig() {
 	defer st.Close()
 
 	warm := retrieve.New(st, emb, retrieve.WithBackgroundReload())
-	if err := warm.Refresh(ctx); err != nil { // load the graph before the first request
+	if err := warm.Refresh(ctx); err != nil { // load what the first request would
 		fmt.Println(err)
 		return
 	}

@@ -49,10 +49,15 @@ func copyChunk(p *Passage, c store.Chunk) {
 	p.DocID, p.Index, p.Text, p.embedding = c.DocID, c.Index, c.Text, c.Embedding
 }
 
+// docInfo is what a passage shows of its document.
+type docInfo struct {
+	Path, Title string
+}
+
 // fillPassages completes the passages' chunk data and maps each to its
-// document (path and title), from the in-memory graph when it has them.
-// Passages whose chunk has vanished since the search are dropped.
-func (r *Retriever) fillPassages(ctx context.Context, ps []Passage, pg *passageGraph) error {
+// document (path and title), reading the documents search hits did not
+// name. Passages whose chunk has vanished since the search are dropped.
+func (r *Retriever) fillPassages(ctx context.Context, ps []Passage) error {
 	if err := r.fillChunks(ctx, ps, nil); err != nil {
 		return err
 	}
@@ -61,12 +66,6 @@ func (r *Retriever) fillPassages(ctx context.Context, ps []Passage, pg *passageG
 		p := &ps[i]
 		if p.DocPath != "" || p.DocID == "" {
 			continue
-		}
-		if pg != nil {
-			if d, ok := pg.docs[p.DocID]; ok {
-				p.DocPath, p.DocTitle = d.Path, d.Title
-				continue
-			}
 		}
 		d, ok := docs[p.DocID]
 		if !ok {
@@ -100,7 +99,7 @@ func dropEmpty(ps []Passage) []Passage {
 // relation endpoint. It lists the entities in order: named ones first, then the hits
 // (labelled via).
 func (r *Retriever) describe(ctx context.Context, res *Result, named []store.Entity, hits []store.EntityHit, via string,
-	rel1, rel2 []store.Relation, facts []store.RelationHit, pg *passageGraph) error {
+	rel1, rel2 []store.Relation, facts []store.RelationHit, counts map[string]int) error {
 	cfg := r.cfg
 	seen := map[string]bool{}
 	addEntity := func(e store.Entity, score float64, via string) {
@@ -109,7 +108,7 @@ func (r *Retriever) describe(ctx context.Context, res *Result, named []store.Ent
 		}
 		seen[e.ID] = true
 		res.Entities = append(res.Entities, EntityInfo{ID: e.ID, Name: e.Name, Type: e.Type, Description: e.Description,
-			Chunks: pg.entityChunks(e), Score: score, Via: via})
+			Chunks: entityChunks(counts, e), Score: score, Via: via})
 	}
 	for _, e := range named {
 		addEntity(e, 1, "name")

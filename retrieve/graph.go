@@ -2,18 +2,19 @@ package retrieve
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"docgraph/graphbuild"
 	"docgraph/retrieve/graphalg"
 	"docgraph/store"
 )
 
-// GraphOptions shape the in-memory entity-chunk graph that Personalized
-// PageRank runs on.
+// GraphOptions shape the passage graph (entities and the chunks they are
+// mentioned in) that Personalized PageRank walks.
 type GraphOptions struct {
 	// MaxEntityChunks drops entities mentioned in more chunks than this:
 	// names that common ("United States", a year) connect everything and
@@ -30,115 +31,320 @@ func DefaultGraphOptions() GraphOptions {
 	return GraphOptions{MaxEntityChunks: 40, TitleWeight: 4, MentionWeight: 1}
 }
 
-// docInfo is what a passage shows of its document.
-type docInfo struct {
-	Path, Title string
+// neighborCacheEdges bounds a Retriever's cache of the passage graph, in
+// edges plus entries, 75 bytes each as measured: some 75 MB, about the
+// whole graph of the 4x 2wiki corpus (24,000 passages; 1x's is 226k, 16 MB).
+const neighborCacheEdges = 1 << 20
+
+// neighborCache keeps what the store answered about the passage graph
+// (store.PassageGraph) for one graph version, shared by the concurrent
+// queries of a Retriever and of those WithConfig derives from it with the
+// same MaxEntityChunks. A query reads the store's GraphVersion first and
+// uses the generation of that version, replacing the cache when the
+// version moved: what a generation holds was read after its version was
+// seen, so a query never answers from an older graph than the one it saw
+// (another process's write is seen by the first query after it).
+type neighborCache struct {
+	maxChunks int
+	limit     int
+	mu        sync.Mutex
+	gen       *neighborGen
 }
 
-// passageGraph is the entity-chunk graph of one store version: chunks are
-// nodes 0..len(chunks)-1, entities the nodes after them.
-type passageGraph struct {
-	g        *graphalg.Graph
-	chunks   []string // node -> chunk id
-	chunkDoc []string // node -> document id
-	chunkIdx map[string]int
-	entities []string // node-len(chunks) -> entity id
-	entIdx   map[string]int
-	// chunkCount is every entity's number of chunks, including dropped ones.
-	chunkCount map[string]int
-	docs       map[string]docInfo
+func newNeighborCache(maxChunks int) *neighborCache {
+	return &neighborCache{maxChunks: maxChunks, limit: neighborCacheEdges}
 }
 
-func (pg *passageGraph) isChunk(node int) bool { return node < len(pg.chunks) }
-
-// entityChunks is the number of chunks mentioning e: the graph's count
-// when pg holds e (dropped entities included), else the store's.
-func (pg *passageGraph) entityChunks(e store.Entity) int {
-	if pg != nil {
-		if n, ok := pg.chunkCount[e.ID]; ok {
-			return n
-		}
+// forVersion returns the generation for version, a new empty one when the
+// cache holds another.
+func (c *neighborCache) forVersion(version string) *neighborGen {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == nil || c.gen.version != version {
+		c.gen = &neighborGen{version: version, maxChunks: c.maxChunks, half: max(c.limit/2, 1),
+			young: map[nodeKey]*adjEntry{}, old: map[nodeKey]*adjEntry{}}
 	}
-	return e.Mentions
+	return c.gen
 }
 
-// entityNode returns the node of an entity kept in the graph.
-func (pg *passageGraph) entityNode(id string) (int, bool) {
-	n, ok := pg.entIdx[id]
-	return n, ok
+// nodeKey names a node of the passage graph.
+type nodeKey struct {
+	chunk bool
+	id    string
 }
 
-// buildGraph reads the whole graph from the store.
-func buildGraph(ctx context.Context, st store.Reader, gs store.GraphScanner, o GraphOptions) (*passageGraph, error) {
-	docs, err := st.Documents(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load graph: documents: %w", err)
+// adjEntry is the store's answer about one node: for an entity its chunk
+// count and (unless it is a hub) chunks; for a chunk the entities
+// mentioning it that are not hubs. title marks the edges between a chunk
+// and an entity its document's title names. A node the store does not
+// know (or no longer) has an empty entry.
+type adjEntry struct {
+	chunks int      // an entity's chunk count
+	to     []string // neighbour ids
+	title  []bool   // parallel to to
+}
+
+func (e *adjEntry) cost() int { return 1 + len(e.to) }
+
+// neighborGen is the cache of one graph version, bounded the simple way:
+// entries go into a young map; when it holds half the limit it becomes
+// the old map, whose previous entries are dropped, and an entry found in
+// the old map moves back to the young one. What queries keep using stays,
+// and the whole never passes the limit (unless one entry alone is over
+// half of it).
+type neighborGen struct {
+	version   string
+	maxChunks int
+	half      int
+
+	mu         sync.Mutex
+	young, old map[nodeKey]*adjEntry
+	youngCost  int
+}
+
+// put adds an entry under the lock, first turning the young map old when
+// the entry would take it past half the limit.
+func (g *neighborGen) put(k nodeKey, e *adjEntry) {
+	if _, ok := g.young[k]; ok {
+		return
 	}
-	pg := &passageGraph{
-		chunkIdx:   map[string]int{},
-		entIdx:     map[string]int{},
-		chunkCount: map[string]int{},
-		docs:       make(map[string]docInfo, len(docs)),
+	if g.youngCost+e.cost() > g.half && len(g.young) > 0 {
+		g.old, g.young, g.youngCost = g.young, map[nodeKey]*adjEntry{}, 0
 	}
-	titleIDs := map[string][2]string{}
-	for _, d := range docs {
-		if d.Status != store.StatusDone {
+	g.young[k] = e
+	g.youngCost += e.cost()
+}
+
+// lookup returns the entries of keys, in order, asking the store for those
+// not cached: at most one EntityNeighbors and one ChunkNeighbors call, run
+// side by side.
+func (g *neighborGen) lookup(ctx context.Context, pg store.PassageGraph, keys []nodeKey) ([]*adjEntry, error) {
+	out := make([]*adjEntry, len(keys))
+	var entities, chunks []string
+	g.mu.Lock()
+	for i, k := range keys {
+		if e, ok := g.young[k]; ok {
+			out[i] = e
 			continue
 		}
-		pg.docs[d.ID] = docInfo{Path: d.Path, Title: d.Title}
-		titleIDs[d.ID] = titleEntityIDs(d.Title)
-	}
-	type edge struct {
-		chunk  int
-		entity string
-		title  bool
-	}
-	var edges []edge
-	err = gs.ScanMentions(ctx, func(m store.Mention) error {
-		c, ok := pg.chunkIdx[m.ChunkID]
-		if !ok {
-			c = len(pg.chunks)
-			pg.chunkIdx[m.ChunkID] = c
-			pg.chunks = append(pg.chunks, m.ChunkID)
-			pg.chunkDoc = append(pg.chunkDoc, m.DocID)
-		}
-		t := titleIDs[m.DocID]
-		edges = append(edges, edge{chunk: c, entity: m.EntityID, title: m.EntityID == t[0] || m.EntityID == t[1]})
-		pg.chunkCount[m.EntityID]++
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load graph: %w", err)
-	}
-	keep := func(e string) bool {
-		return o.MaxEntityChunks <= 0 || pg.chunkCount[e] <= o.MaxEntityChunks
-	}
-	// Number entities in a stable order so equal stores give equal graphs.
-	var ents []string
-	for e := range pg.chunkCount {
-		if keep(e) {
-			ents = append(ents, e)
-		}
-	}
-	sort.Strings(ents)
-	for i, e := range ents {
-		pg.entIdx[e] = len(pg.chunks) + i
-	}
-	pg.entities = ents
-	b := graphalg.NewBuilder(len(pg.chunks) + len(ents))
-	for _, e := range edges {
-		n, ok := pg.entIdx[e.entity]
-		if !ok {
+		if e, ok := g.old[k]; ok {
+			out[i] = e
+			delete(g.old, k)
+			g.put(k, e)
 			continue
 		}
-		w := o.MentionWeight
-		if e.title {
-			w = o.TitleWeight
+		if k.chunk {
+			chunks = append(chunks, k.id)
+		} else {
+			entities = append(entities, k.id)
 		}
-		b.AddUndirected(e.chunk, n, w)
 	}
-	pg.g = b.Build()
-	return pg, nil
+	g.mu.Unlock()
+	if len(entities) == 0 && len(chunks) == 0 {
+		return out, nil
+	}
+	fetched := map[nodeKey]*adjEntry{}
+	var ens []store.EntityNeighbors
+	var cns []store.ChunkNeighbors
+	eg, ectx := errgroup.WithContext(ctx)
+	if len(entities) > 0 {
+		eg.Go(func() (err error) {
+			ens, err = pg.EntityNeighbors(ectx, entities, g.maxChunks)
+			return wrap("passage graph", err)
+		})
+	}
+	if len(chunks) > 0 {
+		eg.Go(func() (err error) {
+			cns, err = pg.ChunkNeighbors(ectx, chunks, g.maxChunks)
+			return wrap("passage graph", err)
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	// Chunks of one document share its title: name its entities once.
+	titles := map[string][2]string{}
+	titleIDs := func(title string) [2]string {
+		t, ok := titles[title]
+		if !ok {
+			t = titleEntityIDs(title)
+			titles[title] = t
+		}
+		return t
+	}
+	for _, n := range ens {
+		e := &adjEntry{chunks: n.Chunks, to: make([]string, len(n.ChunkList)), title: make([]bool, len(n.ChunkList))}
+		for i, c := range n.ChunkList {
+			t := titleIDs(c.DocTitle)
+			e.to[i] = c.ID
+			e.title[i] = n.ID == t[0] || n.ID == t[1]
+		}
+		fetched[nodeKey{id: n.ID}] = e
+	}
+	for _, n := range cns {
+		t := titleIDs(n.DocTitle)
+		e := &adjEntry{to: n.Entities, title: make([]bool, len(n.Entities))}
+		for i, id := range n.Entities {
+			e.title[i] = id == t[0] || id == t[1]
+		}
+		fetched[nodeKey{chunk: true, id: n.ID}] = e
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, k := range keys {
+		if out[i] != nil {
+			continue
+		}
+		e := fetched[k]
+		if e == nil {
+			e = &adjEntry{}
+		}
+		out[i] = e
+		g.put(k, e)
+	}
+	return out, nil
+}
+
+// kept reports whether an entity in n chunks belongs to the graph PageRank
+// walks: mentioned somewhere, and not a hub.
+func (o GraphOptions) kept(n int) bool {
+	return n >= 1 && (o.MaxEntityChunks <= 0 || n <= o.MaxEntityChunks)
+}
+
+// walker is one query's view of the passage graph, for PPRRounds: it numbers
+// the nodes it meets and turns the cached answers into weighted edges.
+type walker struct {
+	pg   store.PassageGraph
+	gen  *neighborGen
+	opts GraphOptions
+
+	keys    []nodeKey
+	index   map[nodeKey]int32
+	targets [][]int32
+	weights [][]float64
+	// seen counts each node's edges from fetched nodes: in the undirected
+	// passage graph, a bound its degree is at least.
+	seen []int32
+}
+
+// startWalk reads the store's graph version and returns a walker on its
+// cache generation.
+func (r *Retriever) startWalk(ctx context.Context, pg store.PassageGraph) (*walker, error) {
+	version, err := pg.GraphVersion(ctx)
+	if err != nil {
+		return nil, wrap("graph version", err)
+	}
+	return &walker{pg: pg, gen: r.neighbors.forVersion(version), opts: r.cfg.Graph, index: map[nodeKey]int32{}}, nil
+}
+
+// entityCounts returns the chunk counts of the entities the store knows
+// in the passage graph (counted up to past MaxEntityChunks).
+func (w *walker) entityCounts(ctx context.Context, ids []string) (map[string]int, error) {
+	keys := make([]nodeKey, len(ids))
+	for i, id := range ids {
+		keys[i] = nodeKey{id: id}
+	}
+	es, err := w.gen.lookup(ctx, w.pg, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(ids))
+	for i, e := range es {
+		if e.chunks > 0 {
+			out[ids[i]] = e.chunks
+		}
+	}
+	return out, nil
+}
+
+func (w *walker) node(k nodeKey) int32 {
+	if u, ok := w.index[k]; ok {
+		return u
+	}
+	u := int32(len(w.keys))
+	w.index[k] = u
+	w.keys = append(w.keys, k)
+	w.targets = append(w.targets, nil)
+	w.weights = append(w.weights, nil)
+	w.seen = append(w.seen, 0)
+	return u
+}
+
+func (w *walker) weight(title bool) float64 {
+	if title {
+		return w.opts.TitleWeight
+	}
+	return w.opts.MentionWeight
+}
+
+// Fetch looks the nodes up (graphalg.Neighborhood) and keeps their edges:
+// an entity's chunks (none for a hub), a chunk's entities that are not hubs.
+func (w *walker) Fetch(ctx context.Context, nodes []int32) error {
+	keys := make([]nodeKey, len(nodes))
+	for i, u := range nodes {
+		keys[i] = w.keys[u]
+	}
+	es, err := w.gen.lookup(ctx, w.pg, keys)
+	if err != nil {
+		return err
+	}
+	for i, u := range nodes {
+		e, k := es[i], keys[i]
+		if !k.chunk && !w.opts.kept(e.chunks) {
+			continue // a hub (or gone since it was met): no edges
+		}
+		var ts []int32
+		var ws []float64
+		if len(e.to) > 0 {
+			ts, ws = make([]int32, len(e.to)), make([]float64, len(e.to))
+		}
+		for j, id := range e.to {
+			v := w.node(nodeKey{chunk: !k.chunk, id: id})
+			ts[j], ws[j] = v, w.weight(e.title[j])
+			w.seen[v]++
+		}
+		w.targets[u], w.weights[u] = ts, ws
+	}
+	return nil
+}
+
+// MinDegree is a bound a node's degree is at least before it is fetched
+// (graphalg.DegreeBounder).
+func (w *walker) MinDegree(u int32) int { return int(w.seen[u]) }
+
+// Edges returns a fetched node's edges (graphalg.Neighborhood).
+func (w *walker) Edges(u int32) ([]int32, []float64) { return w.targets[u], w.weights[u] }
+
+// rankChunks runs PageRank from the seed entities (weight each, divided by
+// its chunk count in counts, as HippoRAG's node specificity) and returns
+// the best k chunks, best first.
+func (w *walker) rankChunks(ctx context.Context, seeds map[string]float64, counts map[string]int, damping, eps float64, k int) ([]scoredID, graphalg.RoundStats, error) {
+	start := map[int]float64{}
+	for id, wt := range seeds {
+		n := counts[id]
+		if wt <= 0 || !w.opts.kept(n) {
+			continue
+		}
+		start[int(w.node(nodeKey{id: id}))] += wt / float64(n)
+	}
+	if len(start) == 0 {
+		return nil, graphalg.RoundStats{}, nil
+	}
+	scores, st, err := graphalg.PPRRounds(ctx, w, start, damping, eps)
+	if err != nil {
+		return nil, st, err
+	}
+	out := make([]scoredID, 0, 64)
+	for _, s := range scores {
+		if key := w.keys[s.Node]; key.chunk && s.Score > 0 {
+			out = append(out, scoredID{ID: key.id, Score: s.Score})
+		}
+	}
+	sortScored(out)
+	if k > 0 && len(out) > k {
+		out = out[:k]
+	}
+	return out, st, nil
 }
 
 // titleEntityIDs are the ids of the entities a document title names: the
@@ -156,105 +362,6 @@ func titleEntityIDs(title string) [2]string {
 				out[1] = graphbuild.EntityID(base)
 			}
 		}
-	}
-	return out
-}
-
-// versioned keeps one value built from the store's graph, rebuilding it
-// when GraphVersion moves. Concurrent queries share one build. In
-// background mode only the first build blocks: after a change, callers get
-// the previous value while one goroutine builds the new one, so a
-// long-running server never stalls on a reload (and a chunk the old value
-// names but the store no longer holds is dropped when passages are filled).
-type versioned[T any] struct {
-	mu         sync.Mutex
-	built      bool
-	version    string
-	val        T
-	background bool
-	building   bool // a background build is under way
-}
-
-func (c *versioned[T]) get(ctx context.Context, gs store.GraphScanner, build func(context.Context) (T, error)) (T, error) {
-	var zero T
-	version, err := gs.GraphVersion(ctx)
-	if err != nil {
-		return zero, fmt.Errorf("graph version: %w", err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.built && c.version == version {
-		return c.val, nil
-	}
-	if c.background && c.built {
-		if !c.building {
-			c.building = true
-			// The build outlives the query that noticed the change.
-			go c.rebuild(context.WithoutCancel(ctx), version, build)
-		}
-		return c.val, nil
-	}
-	v, err := build(ctx)
-	if err != nil {
-		return zero, err
-	}
-	c.val, c.version, c.built = v, version, true
-	return v, nil
-}
-
-// rebuild is a background build; a failed one leaves the old value for the
-// next change (or query) to try again.
-func (c *versioned[T]) rebuild(ctx context.Context, version string, build func(context.Context) (T, error)) {
-	v, err := build(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.building = false
-	if err == nil {
-		c.val, c.version = v, version
-	}
-}
-
-// seedWeights turns the question's entities into PPR seeds, each weighted
-// by its specificity (1 / number of chunks mentioning it, as HippoRAG's node
-// specificity) times the given weight.
-func (pg *passageGraph) seedWeights(entities map[string]float64) map[int]float64 {
-	seeds := map[int]float64{}
-	for id, w := range entities {
-		n, ok := pg.entityNode(id)
-		if !ok || w <= 0 {
-			continue
-		}
-		seeds[n] += w / float64(max(pg.chunkCount[id], 1))
-	}
-	return seeds
-}
-
-// rankChunks runs PPR from the seeds and returns chunk ids by score, best
-// first, at most k of them.
-// With eps > 0 it uses the forward-push approximation, touching only the
-// seeds' neighbourhood; otherwise exact power iteration.
-func (pg *passageGraph) rankChunks(seeds map[int]float64, damping, eps float64, k int) []scoredID {
-	if len(seeds) == 0 {
-		return nil
-	}
-	out := make([]scoredID, 0, 64)
-	if eps > 0 {
-		for n, s := range graphalg.PPRPush(pg.g, seeds, damping, eps) {
-			if pg.isChunk(n) && s > 0 {
-				out = append(out, scoredID{ID: pg.chunks[n], Score: s})
-			}
-		}
-	} else {
-		scores := graphalg.PPR(pg.g, seeds, damping, 1e-7, 60)
-		for n := range pg.chunks {
-			if scores[n] > 0 {
-				out = append(out, scoredID{ID: pg.chunks[n], Score: scores[n]})
-			}
-		}
-	}
-	sortScored(out)
-	if k > 0 && len(out) > k {
-		out = out[:k]
 	}
 	return out
 }

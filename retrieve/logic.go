@@ -434,7 +434,7 @@ func (r *Retriever) logic(ctx context.Context, res *Result) error {
 		return err
 	}
 	return st.time("documents", func() error {
-		if err := r.fillPassages(ctx, res.Passages, nil); err != nil {
+		if err := r.fillPassages(ctx, res.Passages); err != nil {
 			return err
 		}
 		res.Passages = dropEmpty(res.Passages)

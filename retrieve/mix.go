@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,7 +60,8 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		kw                                     = offlineKeywords(names, q)
 		ftHits, vecHits                        []store.ChunkHit
 		factHits                               []store.RelationHit
-		pg                                     *passageGraph
+		walk                                   *walker        // nil: no PageRank
+		counts                                 map[string]int // chunk counts of the named entities
 		named                                  []store.Entity
 		textEnts                               []store.EntityHit
 		mentionRanked, twoHopRanked, pprRanked []scoredID
@@ -101,18 +103,25 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		}); err != nil {
 			return err
 		}
-		if gs, ok := r.store.(store.GraphScanner); ok {
+		if pgs, ok := r.store.(store.PassageGraph); ok {
+			// The named entities' chunk counts weigh the seeds; reading
+			// them also fetches PageRank's first round.
 			_ = st.time("graph", func() error {
-				var err error
-				if pg, err = r.graph.get(gctx, gs, func(ctx context.Context) (*passageGraph, error) {
-					return buildGraph(ctx, r.store, gs, r.cfg.Graph)
-				}); err != nil && gctx.Err() == nil {
-					pg = nil // without the graph the other paths still answer
+				w, err := r.startWalk(gctx, pgs)
+				if err == nil {
+					counts, err = w.entityCounts(gctx, entityIDs(named))
 				}
+				if err == nil {
+					walk = w
+				} // else the other paths still answer, without PageRank
 				return nil
 			})
 		}
-		seedEnts := seedEntities(pg, named, cfg.Graph.MaxEntityChunks)
+		namedChunks := make(map[string]int, len(named))
+		for _, e := range named {
+			namedChunks[e.ID] = entityChunks(counts, e)
+		}
+		seedEnts := seedEntities(namedChunks, cfg.Graph)
 		mentioned := make([]string, 0, len(seedEnts))
 		for id := range seedEnts {
 			mentioned = append(mentioned, id)
@@ -125,16 +134,15 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 				if err != nil {
 					return wrap("mentions", err)
 				}
-				counts := entityCounts(pg, named)
 				mentionRanked = rankMentions(ms, func(id string) float64 {
-					return seedEnts[id] / float64(max(counts[id], 1))
+					return seedEnts[id] / float64(max(namedChunks[id], 1))
 				})
 				return nil
 			})
 		})
 		h.Go(func() error {
 			return st.time("expand", func() (err error) {
-				rel1, rel2, twoHopRanked, err = r.expand(hctx, mentioned, seedEnts, pg)
+				rel1, rel2, twoHopRanked, err = r.expand(hctx, mentioned, seedEnts, walk)
 				return err
 			})
 		})
@@ -149,10 +157,14 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 				})
 			})
 		}
-		if pg != nil {
+		if walk != nil {
 			h.Go(func() error {
 				return st.time("ppr", func() error {
-					pprRanked = pg.rankChunks(pg.seedWeights(seedEnts), cfg.Damping, cfg.PushEpsilon, cfg.Candidates)
+					ranked, _, err := walk.rankChunks(hctx, seedEnts, counts, cfg.Damping, cfg.PushEpsilon, cfg.Candidates)
+					if err != nil && hctx.Err() != nil {
+						return err
+					}
+					pprRanked = ranked // nil after a failed read: the other paths still answer
 					return nil
 				})
 			})
@@ -189,14 +201,14 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	}); err != nil {
 		return err
 	}
-	if err := st.time("documents", func() error { return r.fillPassages(ctx, res.Passages, pg) }); err != nil {
+	if err := st.time("documents", func() error { return r.fillPassages(ctx, res.Passages) }); err != nil {
 		return err
 	}
-	// A chunk deleted since the graph was built cannot be read: leave it out.
+	// A chunk deleted since PageRank read it cannot be read: leave it out.
 	res.Passages = dropEmpty(res.Passages)
 
 	if err := st.time("assemble", func() error {
-		return r.describe(ctx, res, named, textEnts, "fulltext", rel1, rel2, filterFacts(factHits, cfg.FactThreshold, cfg.MinFacts), pg)
+		return r.describe(ctx, res, named, textEnts, "fulltext", rel1, rel2, filterFacts(factHits, cfg.FactThreshold, cfg.MinFacts), counts)
 	}); err != nil {
 		return err
 	}
@@ -211,16 +223,34 @@ func wrap(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// seedEntities weighs the entities the question names as PPR seeds (1
-// each), leaving out those too common to carry signal.
-func seedEntities(pg *passageGraph, named []store.Entity, maxChunks int) map[string]float64 {
+// seedEntities weighs the entities the question names (with their chunk
+// counts) as PPR seeds (1 each), leaving out those too common to carry signal.
+func seedEntities(chunks map[string]int, o GraphOptions) map[string]float64 {
 	seeds := map[string]float64{}
-	for _, e := range named {
-		if n := max(pg.entityChunks(e), 1); maxChunks <= 0 || n <= maxChunks {
-			seeds[e.ID] = 1
+	for id, n := range chunks {
+		if o.kept(max(n, 1)) {
+			seeds[id] = 1
 		}
 	}
 	return seeds
+}
+
+// entityChunks is the number of chunks mentioning e: its count in the
+// passage graph when counts has it, else the store's Entity.Mentions (a
+// store without the passage graph, or an entity in no done document).
+func entityChunks(counts map[string]int, e store.Entity) int {
+	if n, ok := counts[e.ID]; ok {
+		return n
+	}
+	return e.Mentions
+}
+
+func entityIDs(es []store.Entity) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
 }
 
 // discover is entity discovery: each name is an entity id once normalised
@@ -270,15 +300,6 @@ func nameCandidates(names []string, kw Keywords) []string {
 	return out
 }
 
-// entityCounts is the number of chunks mentioning each entity found.
-func entityCounts(pg *passageGraph, named []store.Entity) map[string]int {
-	out := map[string]int{}
-	for _, e := range named {
-		out[e.ID] = pg.entityChunks(e)
-	}
-	return out
-}
-
 // rankMentions scores each chunk by the summed weight of the entities
 // mentioning it.
 func rankMentions(ms []store.Mention, weight func(entityID string) float64) []scoredID {
@@ -299,7 +320,9 @@ func rankMentions(ms []store.Mention, weight func(entityID string) float64) []sc
 // expand follows relations from the found entities: the 1-hop relations,
 // the neighbours they lead to, the neighbours' own relations (2 hops) and
 // the chunks mentioning the neighbours, scored by the relations' weights.
-func (r *Retriever) expand(ctx context.Context, entities []string, seeds map[string]float64, pg *passageGraph) (rel1, rel2 []store.Relation, chunks []scoredID, err error) {
+// With the passage graph (walk), neighbours outside it (hubs, or in no
+// done document) lead nowhere and are left out.
+func (r *Retriever) expand(ctx context.Context, entities []string, seeds map[string]float64, walk *walker) (rel1, rel2 []store.Relation, chunks []scoredID, err error) {
 	if len(entities) == 0 {
 		return nil, nil, nil, nil
 	}
@@ -319,12 +342,18 @@ func (r *Retriever) expand(ctx context.Context, entities []string, seeds map[str
 	}
 	var hop []scoredID
 	for id, s := range reach {
-		if pg != nil {
-			if _, kept := pg.entIdx[id]; !kept {
-				continue // too common to lead anywhere
-			}
-		}
 		hop = append(hop, scoredID{id, s})
+	}
+	if walk != nil && len(hop) > 0 {
+		ids := make([]string, len(hop))
+		for i, h := range hop {
+			ids[i] = h.ID
+		}
+		counts, err := walk.entityCounts(ctx, ids)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		hop = slices.DeleteFunc(hop, func(h scoredID) bool { return !walk.opts.kept(counts[h.ID]) })
 	}
 	sortScored(hop)
 	hop = hop[:min(len(hop), r.cfg.MaxEntities)]

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"docgraph/retrieve/paths"
 	"docgraph/store"
@@ -81,4 +82,58 @@ func (r *Retriever) pathSignal(ctx context.Context, question string, seeds []str
 		return nil, nil, fmt.Errorf("path signal: %w", err)
 	}
 	return rankPathChunks(res.Paths), res, nil
+}
+
+// versioned keeps one value built from the store's graph, rebuilding it
+// when GraphVersion moves. Concurrent queries share one build. In
+// background mode only the first build blocks: after a change, callers get
+// the previous value while one goroutine builds the new one, so a
+// long-running server never stalls on a reload (and a chunk the old value
+// names but the store no longer holds is dropped when passages are filled).
+type versioned[T any] struct {
+	mu         sync.Mutex
+	built      bool
+	version    string
+	val        T
+	background bool
+	building   bool // a background build is under way
+}
+
+func (c *versioned[T]) get(ctx context.Context, gs store.GraphScanner, build func(context.Context) (T, error)) (T, error) {
+	var zero T
+	version, err := gs.GraphVersion(ctx)
+	if err != nil {
+		return zero, fmt.Errorf("graph version: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.built && c.version == version {
+		return c.val, nil
+	}
+	if c.background && c.built {
+		if !c.building {
+			c.building = true
+			// The build outlives the query that noticed the change.
+			go c.rebuild(context.WithoutCancel(ctx), version, build)
+		}
+		return c.val, nil
+	}
+	v, err := build(ctx)
+	if err != nil {
+		return zero, err
+	}
+	c.val, c.version, c.built = v, version, true
+	return v, nil
+}
+
+// rebuild is a background build; a failed one leaves the old value for the
+// next change (or query) to try again.
+func (c *versioned[T]) rebuild(ctx context.Context, version string, build func(context.Context) (T, error)) {
+	v, err := build(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.building = false
+	if err == nil {
+		c.val, c.version = v, version
+	}
 }

@@ -3,7 +3,7 @@
 //
 // Modes: mix (default) runs full-text, vector, MENTIONED_IN, 2-hop and
 // Personalized PageRank paths (PageRank from the question's entities over the
-// store's entity-chunk graph, kept in memory) and fuses them; local, global and
+// store's entity-chunk graph, read around them) and fuses them; local, global and
 // hybrid are LightRAG's dual-level retrieval; naive is text plus vector search.
 // Assemble fits a result into a token budget and Answer asks a langchaingo model.
 package retrieve

@@ -53,7 +53,8 @@ type Config struct {
 	MinFacts      int     // ... but the best MinFacts are always kept (3)
 	Damping       float64 // PPR: probability of following an edge (0.5)
 	// PushEpsilon is the residual threshold of the forward-push PPR
-	// approximation (1e-6); a negative value asks for exact power iteration.
+	// approximation (1e-6), per unit of degree. There is no exact mode:
+	// PageRank reads the graph around the question's entities, never whole.
 	PushEpsilon float64
 	Graph       GraphOptions
 	Weights     Weights
@@ -109,8 +110,8 @@ func WithCypher(limit int) Option {
 	return func(r *Retriever) { r.cfg.Cypher, r.cfg.CypherLimit = true, limit }
 }
 
-// Retriever answers questions from a store in any mode. It keeps the
-// store's entity-chunk graph in memory between queries (reloaded when the
+// Retriever answers questions from a store in any mode. It keeps what it
+// read of the store's passage graph between queries (dropped when the
 // store changes) and is safe for concurrent use.
 type Retriever struct {
 	store store.Reader
@@ -118,9 +119,10 @@ type Retriever struct {
 	model llms.Model
 	ner   Mentioner
 	cfg   Config
-	graph *versioned[*passageGraph]
-	paths *pathCache
-	// background: reload the caches in the background after a store
+	// neighbors caches the passage graph around the nodes PageRank met.
+	neighbors *neighborCache
+	paths     *pathCache
+	// background: reload the path graph in the background after a store
 	// change, answering from the previous copy meanwhile.
 	background bool
 	// pathsErr is a bad PathSpec, reported by the first mix query.
@@ -137,7 +139,7 @@ func New(st store.Reader, emb embedstore.Embedder, opts ...Option) *Retriever {
 	if r.ner == nil {
 		r.ner = ner.NewOffline()
 	}
-	r.graph = &versioned[*passageGraph]{background: r.background}
+	r.neighbors = newNeighborCache(r.cfg.Graph.MaxEntityChunks)
 	if r.cfg.Weights.Paths > 0 {
 		r.paths, r.pathsErr = newPathCache(r.cfg.PathSpec, r.background, paths.WithEmbedder(r.emb))
 	}
@@ -167,7 +169,7 @@ func (c Config) withDefaults() Config {
 	if c.Damping <= 0 || c.Damping >= 1 {
 		c.Damping = d.Damping
 	}
-	if c.PushEpsilon == 0 {
+	if c.PushEpsilon <= 0 {
 		c.PushEpsilon = d.PushEpsilon
 	}
 	if c.RRFK <= 0 {

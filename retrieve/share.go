@@ -8,21 +8,22 @@ import (
 )
 
 // WithBackgroundReload makes a long-running retriever keep answering from
-// its in-memory graph while a newer one is loaded after the store changed
-// (for a server beside `ingest --watch`): only the first load blocks. Text
-// and vector search read the store itself and see a change at once.
+// its in-memory path graph (mix's path signal) while a newer one is loaded
+// after the store changed (for a server beside `ingest --watch`): only the
+// first load blocks. Text and vector search and PageRank over the passage
+// graph read the store itself and see a change at once.
 func WithBackgroundReload() Option { return func(r *Retriever) { r.background = true } }
 
 // WithConfig returns a retriever with configuration c (zero fields take
 // defaults) sharing r's store, models and in-memory caches: the passage
-// graph when c shapes it as r's does, the reasoning-path graph when c asks
-// for the same path signal. A server derives one per request from a warm
-// retriever instead of loading the graph again.
+// graph's when c cuts hubs at the same MaxEntityChunks, the reasoning-path
+// graph when c asks for the same path signal. A server derives one per
+// request from a warm retriever instead of loading the graphs again.
 func (r *Retriever) WithConfig(c Config) *Retriever {
 	d := *r
 	d.cfg = c.withDefaults()
-	if d.cfg.Graph != r.cfg.Graph {
-		d.graph = &versioned[*passageGraph]{background: r.background}
+	if d.cfg.Graph.MaxEntityChunks != r.cfg.Graph.MaxEntityChunks {
+		d.neighbors = newNeighborCache(d.cfg.Graph.MaxEntityChunks)
 	}
 	switch {
 	case d.cfg.Weights.Paths <= 0:
@@ -40,18 +41,16 @@ func pathSpecOf(c Config) string {
 	return c.PathSpec
 }
 
-// Refresh brings the in-memory graphs up to date with the store, so that
-// the next query need not (in background mode it starts the reload and
-// returns). Stores that cannot hand over their graph have nothing to refresh.
+// Refresh brings the in-memory path graph (mix's path signal) up to date
+// with the store, so that the next query need not load it (in background
+// mode it starts the reload and returns). The passage graph is never
+// loaded whole: PageRank reads it around each question's entities, and
+// the first query after a change reads afresh. Without a path signal, or
+// on a store that cannot hand over its graph, there is nothing to refresh.
 func (r *Retriever) Refresh(ctx context.Context) error {
 	gs, ok := r.store.(store.GraphScanner)
 	if !ok {
 		return nil
-	}
-	if _, err := r.graph.get(ctx, gs, func(ctx context.Context) (*passageGraph, error) {
-		return buildGraph(ctx, r.store, gs, r.cfg.Graph)
-	}); err != nil {
-		return err
 	}
 	if ks, ok := r.store.(store.KGScanner); ok && r.paths != nil {
 		if _, err := r.paths.get(ctx, gs, ks); err != nil {

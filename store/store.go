@@ -473,8 +473,8 @@ type Reader interface {
 }
 
 // GraphScanner is implemented by stores that can hand over their whole
-// entity-chunk graph, which retrieval keeps in memory to rank passages by
-// Personalized PageRank. Both built-in backends implement it.
+// entity-chunk graph (for export; retrieval reads it around a question's
+// entities through PassageGraph). Both built-in backends implement it.
 type GraphScanner interface {
 	// ScanMentions calls fn once for every MENTIONED_IN edge into a chunk of
 	// a done document (each entity-chunk pair once), in no particular order.
@@ -484,6 +484,65 @@ type GraphScanner interface {
 	// status change may have changed what ScanMentions returns, so a cached
 	// copy of the graph knows when to reload.
 	GraphVersion(ctx context.Context) (string, error)
+}
+
+// PassageGraph is implemented by stores that answer the passage graph
+// around given nodes, so retrieval can walk it (Personalized PageRank from a
+// question's entities) without loading it whole. The passage graph is the
+// one ScanMentions hands over: an edge for every entity-chunk pair of a
+// MENTIONED_IN edge into a chunk of a done document. Both built-in backends
+// implement it; each call is one statement (one round trip to a server)
+// and reads one snapshot.
+//
+// An entity's chunk count is its degree in that graph: the number of
+// distinct chunks of done documents it is MENTIONED_IN, as many edges as
+// ScanMentions yields for it (Entity.Mentions counts chunks of documents in
+// any status, so it is never lower). An entity in more than maxChunks
+// chunks is a hub ("United States", a year): retrieval leaves hubs out of
+// the graph, so the store need not count them through; maxChunks <= 0
+// makes none.
+type PassageGraph interface {
+	// EntityNeighbors returns each entity of entityIDs that has a chunk of
+	// a done document, sorted by id: its chunk count and, unless it is a
+	// hub, its chunks. Other ids (unknown, or only in documents that are
+	// not done) are absent.
+	EntityNeighbors(ctx context.Context, entityIDs []string, maxChunks int) ([]EntityNeighbors, error)
+	// ChunkNeighbors returns each chunk of chunkIDs that belongs to a done
+	// document and is mentioned by an entity, sorted by id: its document
+	// and the entities mentioning it, hubs left out. Other ids are absent.
+	ChunkNeighbors(ctx context.Context, chunkIDs []string, maxChunks int) ([]ChunkNeighbors, error)
+	// GraphVersion is GraphScanner's: it changes whenever a write, delete
+	// or status change may have changed the passage graph, so a cache of
+	// answers knows when to drop them.
+	GraphVersion(ctx context.Context) (string, error)
+}
+
+// EntityNeighbors is an entity's side of the passage graph.
+type EntityNeighbors struct {
+	ID string
+	// Chunks is the entity's chunk count when it is at most maxChunks (or
+	// maxChunks <= 0); for a hub, some number above maxChunks (counting
+	// stops early) and no more than the count.
+	Chunks int
+	// ChunkList is the entity's chunks, sorted by id, nil for a hub.
+	ChunkList []ChunkRef
+}
+
+// ChunkRef is a chunk of the passage graph with its document.
+type ChunkRef struct {
+	ID       string
+	DocID    string
+	DocTitle string
+}
+
+// ChunkNeighbors is a chunk's side of the passage graph.
+type ChunkNeighbors struct {
+	ChunkRef
+	// Entities are the ids of the entities mentioning the chunk that are
+	// not hubs, sorted.
+	Entities []string
+	// Hubs is how many hubs mention the chunk besides.
+	Hubs int
 }
 
 // Store is a whole backend: what the conformance suite exercises.

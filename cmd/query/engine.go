@@ -70,7 +70,8 @@ func (e *engine) close() {
 
 // warm loads what the first query would otherwise load: the store's
 // vector caches and the retriever's graphs. Later calls bring them up to
-// date after another process wrote (the graph reloads in the background).
+// date after another process wrote (the path graph reloads in the
+// background).
 func (e *engine) warm(ctx context.Context) error {
 	if w, ok := e.st.(interface{ Warm(context.Context) error }); ok {
 		if err := w.Warm(ctx); err != nil {

@@ -232,7 +232,8 @@ func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st stor
 			add(rep)
 			continue
 		}
-		// Load the in-memory graph before timing: it is built once per store.
+		// Warm the caches (vectors, the passage graph around the first
+		// question, the path graph) before timing.
 		if _, err := r.Retrieve(ctx, ds.Questions[0].Question, mode); err != nil {
 			return nil, err
 		}

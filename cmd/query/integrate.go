@@ -402,7 +402,7 @@ func metaqaAnswers(opts *evalOptions) bool {
 // or "mix+logits".
 func evalAnswerMethod(ctx context.Context, ds *eval.Dataset, idx *eval.Index, r *retrieve.Retriever, model llms.Model,
 	method string, opts *evalOptions, tok *splitter.Tokenizer) (*eval.Report, error) {
-	// Load the in-memory graph before timing, as for the other modes.
+	// Warm the caches before timing, as for the other modes.
 	if _, err := r.Retrieve(ctx, ds.Questions[0].Question, retrieve.ModeMix); err != nil {
 		return nil, err
 	}

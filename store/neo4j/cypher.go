@@ -600,6 +600,68 @@ LIMIT $limit`
 MATCH (c:Chunk {id: id})<-[:MENTIONED_IN]-(e:Entity)
 RETURN DISTINCT e.id AS entity_id, c.id AS chunk_id, c.doc_id AS doc_id
 ORDER BY chunk_id, entity_id`
+
+	// The passage graph around given nodes (store.PassageGraph), one
+	// statement per call. Both start from the nodes asked for by their
+	// unique id, pinned by a hint because the patterns also name Documents
+	// by their indexed status, where a plan cached on an empty database
+	// could otherwise start (every done document). Whether an entity is a
+	// hub (in more than $hub_above chunks of done documents) is decided by
+	// e.mentions when it can be: it counts chunks of documents in any
+	// status, never fewer, so 1..$hub_above of them is no hub. Otherwise
+	// (a hub by that count, or a placeholder at 0) n counts its chunks of
+	// done documents, stopping after $count_limit, so a hub costs
+	// $count_limit steps, not its degree; n is 0 when not counted.
+	//
+	// stmtEntityNeighbors returns each entity of $ids: n and, when n is at
+	// most $hub_above, its chunks of done documents as [id, document id,
+	// title] lists (the caller counts them).
+	stmtEntityNeighbors = `UNWIND $ids AS id
+MATCH (e:Entity {id: id})
+USING INDEX e:Entity(id)
+CALL {
+  WITH e
+  WITH e
+  WHERE NOT (coalesce(e.mentions, 0) >= 1 AND e.mentions <= $hub_above)
+  MATCH (e)-[:MENTIONED_IN]->(c:Chunk)-[:PART_OF]->(d:Document)
+  WHERE d.status = $done
+  WITH DISTINCT c
+  LIMIT $count_limit
+  RETURN count(c) AS n
+}
+CALL {
+  WITH e, n
+  WITH e, n
+  WHERE n <= $hub_above
+  MATCH (e)-[:MENTIONED_IN]->(c:Chunk)-[:PART_OF]->(d:Document)
+  WHERE d.status = $done
+  RETURN collect(DISTINCT [c.id, c.doc_id, d.title]) AS chunks
+}
+RETURN e.id AS id, n, chunks`
+
+	// stmtChunkNeighbors returns one row per edge into the chunks of $ids
+	// that belong to done documents: the chunk's document and title, the
+	// entity and whether it is a hub, decided once per entity however many
+	// of the chunks it is in.
+	stmtChunkNeighbors = `UNWIND $ids AS id
+MATCH (c:Chunk {id: id})-[:PART_OF]->(d:Document)
+USING INDEX c:Chunk(id)
+WHERE d.status = $done
+MATCH (e:Entity)-[:MENTIONED_IN]->(c)
+WITH DISTINCT c, d, e
+WITH e, collect([c.id, c.doc_id, d.title]) AS chunks
+CALL {
+  WITH e
+  WITH e
+  WHERE NOT (coalesce(e.mentions, 0) >= 1 AND e.mentions <= $hub_above)
+  MATCH (e)-[:MENTIONED_IN]->(x:Chunk)-[:PART_OF]->(y:Document)
+  WHERE y.status = $done
+  WITH DISTINCT x
+  LIMIT $count_limit
+  RETURN count(x) AS n
+}
+UNWIND chunks AS chunk
+RETURN chunk[0] AS chunk_id, chunk[1] AS doc_id, chunk[2] AS title, e.id AS entity_id, n > $hub_above AS hub`
 )
 
 // validDimension checks an embedder dimension before it reaches the index

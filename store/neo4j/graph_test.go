@@ -14,6 +14,11 @@ func TestGraphScanner(t *testing.T) {
 	storetest.RunGraphScanner(t, func(t *testing.T) store.Store { return ts.openFresh(t) })
 }
 
+func TestPassageGraph(t *testing.T) {
+	ts := newTestServer(t)
+	storetest.RunPassageGraph(t, func(t *testing.T) store.Store { return ts.openFresh(t) })
+}
+
 // TestGraphStatementsCarryNoData holds graph.go's statements to the rules
 // cypher.go's follow, with no quoted literal at all.
 func TestGraphStatementsCarryNoData(t *testing.T) {
