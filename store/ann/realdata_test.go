@@ -1,0 +1,260 @@
+package ann
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"docgraph/embedstore"
+)
+
+// questionsPath is the 2wiki question set; tests using it skip when absent.
+const questionsPath = "../../../shared/data/2wiki/questions.jsonl"
+
+// questionVectors embeds the 2wiki questions with the offline embedder.
+func questionVectors(tb testing.TB) [][]float32 {
+	tb.Helper()
+	f, err := os.Open(questionsPath)
+	if err != nil {
+		tb.Skipf("no question set: %v", err)
+	}
+	defer f.Close()
+	h := embedstore.NewHash()
+	var out [][]float32
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var q struct{ Question string }
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			tb.Fatal(err)
+		}
+		v, err := h.EmbedQuery(context.Background(), q.Question)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// loadF32 reads a headerless little-endian float32 matrix of dim columns.
+func loadF32(tb testing.TB, path string, dim int) [][]float32 {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Skipf("no vectors: %v", err)
+	}
+	n := len(b) / (4 * dim)
+	flat := make([]float32, n*dim)
+	for i := range flat {
+		flat[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	return out
+}
+
+// cpuTime is the process's user and system CPU time so far: on a shared
+// machine it measures work where wall time measures the neighbours too.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func cosine(a, b []float32) float32 {
+	na, nb := dot(a, a), dot(b, b)
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot(a, b) / float32(math.Sqrt(float64(na)*float64(nb)))
+}
+
+// truth is the exact top k of each query: ids (indexes into vecs) and scores.
+type truth struct {
+	ids    [][]int64
+	scores [][]float32
+}
+
+func exactTopK(vecs, queries [][]float32, k int) truth {
+	t := truth{ids: make([][]int64, len(queries)), scores: make([][]float32, len(queries))}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			type sc struct {
+				i int64
+				s float32
+			}
+			all := make([]sc, len(vecs))
+			for qi := range next {
+				q := queries[qi]
+				for i, v := range vecs {
+					all[i] = sc{int64(i), cosine(q, v)}
+				}
+				slices.SortFunc(all, func(a, b sc) int { return cmpSim(a.s, b.s) })
+				for _, x := range all[:min(k, len(all))] {
+					t.ids[qi] = append(t.ids[qi], x.i)
+					t.scores[qi] = append(t.scores[qi], x.s)
+				}
+			}
+		})
+	}
+	for i := range queries {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return t
+}
+
+// recall is recall@k of got against t for query qi, plain and counting a
+// hit whose exact score is within 1e-6 of the k-th true score (ties).
+func (t truth) recall(qi int, got []Hit, vecs [][]float32, q []float32) (plain, ties int) {
+	ids := t.ids[qi]
+	if len(ids) == 0 {
+		return 0, 0
+	}
+	kth := t.scores[qi][len(ids)-1]
+	for _, h := range got {
+		if slices.Contains(ids, h.ID) {
+			plain++
+		}
+		if cosine(q, vecs[h.ID]) >= kth-1e-6 {
+			ties++
+		}
+	}
+	return plain, ties
+}
+
+func exactFor(vecs [][]float32, q []float32) func([]int64) ([]float32, error) {
+	out := make([]float32, 0, 1024)
+	return func(ids []int64) ([]float32, error) {
+		out = out[:0]
+		for _, id := range ids {
+			out = append(out, cosine(q, vecs[id]))
+		}
+		return out, nil
+	}
+}
+
+func envInts(name, def string) []int {
+	s := os.Getenv(name)
+	if s == "" {
+		s = def
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
+	}
+	return out
+}
+
+// TestRealRecall measures build time and the recall/latency curve on
+// exported vector files: ANN_F32=a.f32,b.f32 (384 dims, headerless) against
+// the 2wiki questions. It is a measurement, not a check, and runs only when
+// asked: ANN_F32=... go test -run RealRecall -v ./store/ann/
+func TestRealRecall(t *testing.T) {
+	files := os.Getenv("ANN_F32")
+	if files == "" {
+		t.Skip("ANN_F32 not set")
+	}
+	queries := questionVectors(t)
+	for _, file := range strings.Split(files, ",") {
+		vecs := loadF32(t, file, 384)
+		tr := exactTopK(vecs, queries, 10)
+		path := filepath.Join(t.TempDir(), "idx")
+		w, err := OpenWriter(context.Background(), path, Options{Dim: 384})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, cpu0 := time.Now(), cpuTime()
+		if os.Getenv("ANN_SEQ") != "" {
+			const batch = 4096
+			for lo := 0; lo < len(vecs); lo += batch {
+				var items []Item
+				for i := lo; i < min(lo+batch, len(vecs)); i++ {
+					items = append(items, Item{int64(i), vecs[i]})
+				}
+				if err := w.Apply(uint64(lo+1), items, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else {
+			err = w.Build(1, func(yield func(int64, []float32) bool) {
+				for i, v := range vecs {
+					if !yield(int64(i), v) {
+						return
+					}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		el, cpu := time.Since(start), cpuTime()-cpu0
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		fmt.Println("utime", time.Duration(ru.Utime.Nano()), "stime", time.Duration(ru.Stime.Nano()), "minflt", ru.Minflt, "majflt", ru.Majflt)
+		st := w.Stats()
+		fmt.Printf("%s: %d vectors, build %v (%.1f us/vector wall, %.1f us/vector CPU), file %d bytes (%.0f B/vector, capacity %d)\n",
+			filepath.Base(file), len(vecs), el.Round(time.Millisecond), float64(el.Microseconds())/float64(len(vecs)), float64(cpu.Microseconds())/float64(len(vecs)), st.FileBytes, float64(st.FileBytes)/float64(st.Capacity), st.Capacity)
+		w.Close()
+		r, err := OpenReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rr := range envInts("ANN_RERANK", "100,200") {
+			for _, ef := range envInts("ANN_EF", "160,320,640,1280") {
+				var plain, ties int
+				var dur time.Duration
+				for qi, q := range queries {
+					st := time.Now()
+					hits, err := r.Search(q, 10, SearchOptions{Ef: ef, Rerank: rr, Exact: exactFor(vecs, q)})
+					dur += time.Since(st)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, tt := tr.recall(qi, hits, vecs, q)
+					plain += p
+					ties += tt
+				}
+				den := float64(10 * len(queries))
+				fmt.Printf("  ef %5d rerank %4d: recall@10 %.4f (ties %.4f) %v/query (incl. exact rescoring)\n", ef, rr, float64(plain)/den, float64(ties)/den, (dur / time.Duration(len(queries))).Round(time.Microsecond))
+			}
+		}
+		r.Close()
+	}
+}
