@@ -13,6 +13,6 @@ import (
 const supported = false
 
 func mapFile(*os.File, int64, bool) ([]byte, error) { return nil, errors.ErrUnsupported }
-func unmapFile([]byte) error                         { return nil }
-func syncMap([]byte) error                           { return errors.ErrUnsupported }
-func tryLock(*os.File) (bool, error)                 { return false, errors.ErrUnsupported }
+func unmapFile([]byte) error                        { return nil }
+func syncMap([]byte) error                          { return errors.ErrUnsupported }
+func tryLock(*os.File) (bool, error)                { return false, errors.ErrUnsupported }
