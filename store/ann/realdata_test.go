@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,14 +66,6 @@ func loadF32(tb testing.TB, path string, dim int) [][]float32 {
 		out[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
 	}
 	return out
-}
-
-// cpuTime is the process's user and system CPU time so far: on a shared
-// machine it measures work where wall time measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func dot(a, b []float32) float32 {
@@ -225,9 +216,6 @@ func TestRealRecall(t *testing.T) {
 			}
 		}
 		el, cpu := time.Since(start), cpuTime()-cpu0
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		fmt.Println("utime", time.Duration(ru.Utime.Nano()), "stime", time.Duration(ru.Stime.Nano()), "minflt", ru.Minflt, "majflt", ru.Majflt)
 		st := w.Stats()
 		fmt.Printf("%s: %d vectors, build %v (%.1f us/vector wall, %.1f us/vector CPU), file %d bytes (%.0f B/vector, capacity %d)\n",
 			filepath.Base(file), len(vecs), el.Round(time.Millisecond), float64(el.Microseconds())/float64(len(vecs)), float64(cpu.Microseconds())/float64(len(vecs)), st.FileBytes, float64(st.FileBytes)/float64(st.Capacity), st.Capacity)
