@@ -199,6 +199,7 @@ type searcher struct {
 	lut     []lutWord // asymmetric estimator (search)
 	qcode   []uint64  // symmetric Hamming (construction)
 	sel     [maxLevel + 1][]cand
+	batch   []cand
 	tmp     []cand
 	tmp2    []cand
 	ids     []int64
@@ -284,12 +285,28 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 			continue
 		}
 		cnt := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
+		// Gather the new neighbours first and score them in a loop of
+		// their own: their codes are cache misses, and with no
+		// data-dependent branch between them the CPU overlaps the loads.
+		batch := s.batch[:0]
 		for j := 1; j <= cnt; j++ {
 			nb := atomic.LoadUint32(&blk[j])
-			if nb >= n || !s.visit(nb) {
-				continue
+			if nb < n && s.visit(nb) {
+				batch = append(batch, cand{n: nb})
 			}
-			sc := s.sim(v, nb)
+		}
+		if s.lut != nil {
+			for k := range batch {
+				batch[k].s = dotLUT(s.lut, v.code(batch[k].n)) * v.scale[batch[k].n]
+			}
+		} else {
+			for k := range batch {
+				batch[k].s = -float32(hamming(s.qcode, v.code(batch[k].n)))
+			}
+		}
+		s.batch = batch
+		for _, c := range batch {
+			sc, nb := c.s, c.n
 			if len(s.res) < ef || sc > s.res[0].s {
 				s.cands.push(cand{sc, nb})
 				if keep == nil || keep(nb) {

@@ -187,7 +187,9 @@ func TestRealRecall(t *testing.T) {
 		vecs := loadF32(t, file, 384)
 		tr := exactTopK(vecs, queries, 10)
 		path := filepath.Join(t.TempDir(), "idx")
-		w, err := OpenWriter(context.Background(), path, Options{Dim: 384})
+		efc, _ := strconv.Atoi(os.Getenv("ANN_EFC"))
+		m, _ := strconv.Atoi(os.Getenv("ANN_M"))
+		w, err := OpenWriter(context.Background(), path, Options{Dim: 384, EfConstruction: efc, M: m})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,8 +13,9 @@ import (
 // carry the angle; two rounds spread every input coordinate over all outputs.
 type rotator struct {
 	dim, pdim int
-	s1, s2    []float32
-	norm      float32 // 1/sqrt(pdim): one per transform keeps it orthonormal
+	// s1, s2 are the random signs, each times 1/sqrt(pdim): the
+	// transforms themselves are left unnormalised, which saves two passes.
+	s1, s2 []float32
 }
 
 // paddedDim is the size of the rotated space: the next power of two, at
@@ -29,11 +30,12 @@ func paddedDim(dim int) int {
 
 func newRotator(dim int, seed uint64) *rotator {
 	p := paddedDim(dim)
-	r := &rotator{dim: dim, pdim: p, s1: make([]float32, p), s2: make([]float32, p), norm: float32(1 / math.Sqrt(float64(p)))}
+	r := &rotator{dim: dim, pdim: p, s1: make([]float32, p), s2: make([]float32, p)}
+	norm := float32(1 / math.Sqrt(float64(p)))
 	src := rand.New(rand.NewPCG(seed, 0x616e6e726f74)) // "annrot"
 	for i := range p {
-		r.s1[i] = float32(1 - 2*int(src.Uint64()&1))
-		r.s2[i] = float32(1 - 2*int(src.Uint64()&1))
+		r.s1[i] = norm * float32(1-2*int(src.Uint64()&1))
+		r.s2[i] = norm * float32(1-2*int(src.Uint64()&1))
 	}
 	return r
 }
@@ -51,20 +53,23 @@ func (r *rotator) rotate(dst, v []float32) bool {
 	}
 	inv := float32(1 / math.Sqrt(ss))
 	dst = dst[:r.pdim]
+	s1 := r.s1[:len(v[:r.dim])]
 	for i, x := range v[:r.dim] {
-		dst[i] = x * inv * r.s1[i]
+		dst[i] = x * inv * s1[i]
 	}
 	clear(dst[r.dim:])
-	fwht(dst, r.norm)
+	fwht(dst)
+	s2 := r.s2[:len(dst)]
 	for i := range dst {
-		dst[i] *= r.s2[i]
+		dst[i] *= s2[i]
 	}
-	fwht(dst, r.norm)
+	fwht(dst)
 	return true
 }
 
-// fwht is the in-place fast Walsh-Hadamard transform scaled by norm.
-func fwht(a []float32, norm float32) {
+// fwht is the in-place, unnormalised fast Walsh-Hadamard transform of a
+// slice whose length is a power of two, at least 4.
+func fwht(a []float32) {
 	n := len(a)
 	// The first two butterflies in one pass over blocks of four.
 	for i := 0; i+4 <= n; i += 4 {
@@ -82,9 +87,6 @@ func fwht(a []float32, norm float32) {
 			}
 		}
 	}
-	for i := range a {
-		a[i] *= norm
-	}
 }
 
 // encode stores the signs of a rotated unit vector as bits (1 for a
@@ -93,15 +95,17 @@ func fwht(a []float32, norm float32) {
 // <rot(q), sign(rot(o))> / ||rot(o)||_1 (RaBitQ's correction: the sign code
 // has inner product ||rot(o)||_1/sqrt(D) with the vector it codes).
 func encode(dst []uint64, rot []float32) float32 {
-	clear(dst)
 	var l1 float32
-	for i, x := range rot {
-		if x > 0 {
-			dst[i>>6] |= 1 << (uint(i) & 63)
-			l1 += x
-		} else {
-			l1 -= x
+	for w := range dst {
+		var word uint64
+		for j, x := range rot[w*64 : w*64+64 : w*64+64] {
+			b := math.Float32bits(x)
+			// Branch-free: the sign bit, inverted, is the code bit (a
+			// coordinate of exactly +0 counts as positive: either is fine).
+			word |= uint64(b>>31^1) << uint(j)
+			l1 += math.Float32frombits(b &^ (1 << 31))
 		}
+		dst[w] = word
 	}
 	if l1 == 0 {
 		return 0
