@@ -100,6 +100,12 @@ type truth struct {
 
 func exactTopK(vecs, queries [][]float32, k int) truth {
 	t := truth{ids: make([][]int64, len(queries)), scores: make([][]float32, len(queries))}
+	inv := make([]float32, len(vecs))
+	for i, v := range vecs {
+		if n := dot(v, v); n > 0 {
+			inv[i] = float32(1 / math.Sqrt(float64(n)))
+		}
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
@@ -111,11 +117,26 @@ func exactTopK(vecs, queries [][]float32, k int) truth {
 			all := make([]sc, len(vecs))
 			for qi := range next {
 				q := queries[qi]
-				for i, v := range vecs {
-					all[i] = sc{int64(i), cosine(q, v)}
+				qn := dot(q, q)
+				if qn == 0 {
+					continue
 				}
-				slices.SortFunc(all, func(a, b sc) int { return cmpSim(a.s, b.s) })
-				for _, x := range all[:min(k, len(all))] {
+				qinv := float32(1 / math.Sqrt(float64(qn)))
+				for i, v := range vecs {
+					all[i] = sc{int64(i), dot(q, v) * qinv * inv[i]}
+				}
+				// Only the top k need sorting: select them first.
+				top := all[:0:0]
+				for _, x := range all {
+					if len(top) < k {
+						top = append(top, x)
+						slices.SortFunc(top, func(a, b sc) int { return cmpSim(a.s, b.s) })
+					} else if x.s > top[k-1].s {
+						top[k-1] = x
+						slices.SortFunc(top, func(a, b sc) int { return cmpSim(a.s, b.s) })
+					}
+				}
+				for _, x := range top {
 					t.ids[qi] = append(t.ids[qi], x.i)
 					t.scores[qi] = append(t.scores[qi], x.s)
 				}
