@@ -605,3 +605,83 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+func TestAutoCompact(t *testing.T) {
+	vecs := clustered(12, 1000, 24, 10, 0.5)
+	path := filepath.Join(t.TempDir(), "idx")
+	w := openTestWriter(t, path, 24)
+	if err := w.Apply(1, itemsOf(vecs, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	// 200 deletions (20%) stay in the graph.
+	var del []int64
+	for id := range int64(200) {
+		del = append(del, id)
+	}
+	if err := w.Apply(2, nil, del); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st.Deleted != 200 || st.Nodes != 1000 {
+		t.Fatalf("after 20%% deleted: %+v", st)
+	}
+	// 150 more (35%): Apply compacts.
+	del = del[:0]
+	for id := int64(200); id < 350; id++ {
+		del = append(del, id)
+	}
+	if err := w.Apply(3, nil, del); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if st.Deleted != 0 || st.Nodes != 650 || st.Live != 650 || st.Generation != 3 || st.Dirty {
+		t.Fatalf("after 35%% deleted: %+v, want compacted", st)
+	}
+	checkGraph(t, w.m.v)
+	r := openTestReader(t, path)
+	live := vecs[350:]
+	for i := 0; i < len(live); i += 13 {
+		q := live[i]
+		hits, err := r.Search(q, 1, SearchOptions{Exact: func(ids []int64) ([]float32, error) {
+			out := make([]float32, len(ids))
+			for k, id := range ids {
+				out[k] = cosine(q, vecs[id])
+			}
+			return out, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].ID != int64(350+i) {
+			t.Errorf("id %d not found after compaction: %v", 350+i, hits)
+		}
+	}
+}
+
+func TestDimensions(t *testing.T) {
+	for _, dim := range []int{1, 2, 63, 65, 4096} {
+		t.Run(fmt.Sprint(dim), func(t *testing.T) {
+			vecs := clustered(uint64(dim), 150, dim, 5, 0.5)
+			path := filepath.Join(t.TempDir(), "idx")
+			w := openTestWriter(t, path, dim)
+			if err := w.Apply(1, itemsOf(vecs, 0), nil); err != nil {
+				t.Fatal(err)
+			}
+			checkGraph(t, w.m.v)
+			r := openTestReader(t, path)
+			for i := 0; i < len(vecs); i += 10 {
+				q := vecs[i]
+				hits, err := r.Search(q, 3, SearchOptions{Exact: exactFor(vecs, q)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// In one dimension every vector of the same sign has cosine 1.
+				if len(hits) == 0 || cosine(q, vecs[hits[0].ID]) < 0.9999 {
+					t.Errorf("vector %d: best hit %v", i, hits)
+				}
+			}
+		})
+	}
+	if _, err := OpenWriter(context.Background(), filepath.Join(t.TempDir(), "x"), Options{Dim: 4097}); err == nil {
+		t.Error("dimension 4097 accepted")
+	}
+}
