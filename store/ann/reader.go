@@ -192,9 +192,13 @@ func search(v *view, rot *rotator, s *searcher, q []float32, k int, o SearchOpti
 	if k <= 0 {
 		return nil, nil
 	}
+	n := v.count()
 	ef := o.Ef
 	if ef <= 0 {
 		ef = DefaultEf
+		if n > 250_000 {
+			ef *= 2 // recall falls as the graph grows
+		}
 	}
 	ef = max(ef, k)
 	rerank := o.Rerank
@@ -203,7 +207,6 @@ func search(v *view, rot *rotator, s *searcher, q []float32, k int, o SearchOpti
 	}
 	rerank = min(max(rerank, k), ef)
 
-	n := v.count()
 	ep, top, ok := v.entry(n)
 	if !ok {
 		return nil, nil

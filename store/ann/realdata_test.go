@@ -244,10 +244,19 @@ func TestRealRecall(t *testing.T) {
 		fmt.Printf("%s: %d vectors, build %v (%.1f us/vector wall, %.1f us/vector CPU), file %d bytes (%.0f B/vector, capacity %d)\n",
 			filepath.Base(file), len(vecs), el.Round(time.Millisecond), float64(el.Microseconds())/float64(len(vecs)), float64(cpu.Microseconds())/float64(len(vecs)), st.FileBytes, float64(st.FileBytes)/float64(st.Capacity), st.Capacity)
 		w.Close()
+		t0 := time.Now()
+		w, err = OpenWriter(context.Background(), path, Options{Dim: 384})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw := time.Since(t0)
+		w.Close()
+		t0 = time.Now()
 		r, err := OpenReader(path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		fmt.Printf("  OpenReader %v, OpenWriter %v\n", time.Since(t0), tw)
 		for _, rr := range envInts("ANN_RERANK", "100,200") {
 			for _, ef := range envInts("ANN_EF", "160,320,640,1280") {
 				var plain, ties int
