@@ -159,6 +159,27 @@ func (h *minHeap) push(c cand) {
 	*h = a
 }
 
+// replaceTop puts c in place of the farthest candidate.
+func (h minHeap) replaceTop(c cand) {
+	n := len(h)
+	i := 0
+	for {
+		k := 2*i + 1
+		if k >= n {
+			break
+		}
+		if k+1 < n && h[k+1].s < h[k].s {
+			k++
+		}
+		if c.s <= h[k].s {
+			break
+		}
+		h[i] = h[k]
+		i = k
+	}
+	h[i] = c
+}
+
 func (h *minHeap) pop() cand {
 	a := *h
 	top := a[0]
@@ -306,14 +327,15 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 		}
 		s.batch = batch
 		for _, c := range batch {
-			sc, nb := c.s, c.n
-			if len(s.res) < ef || sc > s.res[0].s {
-				s.cands.push(cand{sc, nb})
-				if keep == nil || keep(nb) {
-					s.res.push(cand{sc, nb})
-					if len(s.res) > ef {
-						s.res.pop()
-					}
+			if len(s.res) < ef {
+				s.cands.push(c)
+				if keep == nil || keep(c.n) {
+					s.res.push(c)
+				}
+			} else if c.s > s.res[0].s {
+				s.cands.push(c)
+				if keep == nil || keep(c.n) {
+					s.res.replaceTop(c)
 				}
 			}
 		}

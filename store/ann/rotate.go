@@ -149,7 +149,9 @@ func fillLUT(lut []lutWord, rot []float32) {
 	}
 }
 
-// dotLUT is <rot(q), sign(code)> through the query's table.
+// dotLUT is <rot(q), sign(code)> through the query's table. (Two sums
+// whose terms are added in fours: measured faster than eight independent
+// sums, which the compiler serialises worse.)
 func dotLUT(lut []lutWord, code []uint64) float32 {
 	lut = lut[:len(code)]
 	var a, b float32
