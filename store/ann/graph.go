@@ -234,7 +234,40 @@ func (s *searcher) resetVisited(n uint32) {
 	s.touched = s.touched[:0]
 	if need := int(n+63) / 64; len(s.visited) < need {
 		s.visited = make([]uint64, need+need/4)
+		// visitNew appends without growing: a word is listed once, and
+		// it writes one slot past the last.
+		s.touched = make([]uint32, 0, len(s.visited)+1)
 	}
+}
+
+// visitNew marks the nodes of blk[1:1+cnt] below n and appends the ones
+// not seen before to batch. It is free of branches on the visited bits,
+// which are as good as random and cost a misprediction each.
+func (s *searcher) visitNew(blk []uint32, cnt int, n uint32, batch []cand) []cand {
+	k := len(batch)
+	batch = batch[:k+cnt]
+	touched := s.touched
+	t := len(touched)
+	touched = touched[:cap(touched)]
+	vis := s.visited
+	for j := 1; j <= cnt; j++ {
+		nb := atomic.LoadUint32(&blk[j])
+		if nb >= n { // never true in a sound file
+			continue
+		}
+		w := nb >> 6
+		bit := uint64(1) << (nb & 63)
+		x := vis[w]
+		vis[w] = x | bit
+		batch[k] = cand{n: nb}
+		k += int((x&bit)>>(nb&63)) ^ 1
+		touched[t] = w
+		if x == 0 {
+			t++
+		}
+	}
+	s.touched = touched[:t]
+	return batch[:k]
 }
 
 // visit marks node i and reports whether it was new.
@@ -309,13 +342,10 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 		// Gather the new neighbours first and score them in a loop of
 		// their own: their codes are cache misses, and with no
 		// data-dependent branch between them the CPU overlaps the loads.
-		batch := s.batch[:0]
-		for j := 1; j <= cnt; j++ {
-			nb := atomic.LoadUint32(&blk[j])
-			if nb < n && s.visit(nb) {
-				batch = append(batch, cand{n: nb})
-			}
+		if cap(s.batch) < cnt {
+			s.batch = make([]cand, 0, len(blk))
 		}
+		batch := s.visitNew(blk, cnt, n, s.batch[:0])
 		if s.lut != nil {
 			for k := range batch {
 				batch[k].s = dotLUT(s.lut, v.code(batch[k].n)) * v.scale[batch[k].n]
