@@ -354,3 +354,52 @@ func touched(t *testing.T, r *Reader, queries [][]float32, ef int) string {
 	n := len(queries)
 	return fmt.Sprintf("%d nodes visited, at most %d distinct pages (%.1f MiB) per search", nodes/n, pages/n, float64(pages/n)*4096/(1<<20))
 }
+
+// TestDenseRecall measures recall on clustered Gaussian vectors, dense
+// like a neural embedder's: ANN_DENSE=n,dim (e.g. 50000,768).
+func TestDenseRecall(t *testing.T) {
+	spec := envInts("ANN_DENSE", "0,0")
+	if spec[0] == 0 {
+		t.Skip("ANN_DENSE not set")
+	}
+	n, dim := spec[0], spec[1]
+	spread := 1.0
+	if sp := os.Getenv("ANN_SPREAD"); sp != "" {
+		spread, _ = strconv.ParseFloat(sp, 64)
+	}
+	all := clustered(uint64(dim), n+200, dim, n/100, spread)
+	vecs, queries := all[:n], all[n:]
+	tr := exactTopK(vecs, queries, 10)
+	path := filepath.Join(t.TempDir(), "idx")
+	w, err := OpenWriter(context.Background(), path, Options{Dim: dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, t0 := cpuTime(), time.Now()
+	if err := w.Build(1, seqOf(itemsOf(vecs, 0))); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("dense n=%d dim=%d spread=%g: build %v wall, %.1f us/vector CPU, %d bytes\n", n, dim, spread, time.Since(t0).Round(time.Millisecond), float64((cpuTime()-c0).Microseconds())/float64(n), w.Stats().FileBytes)
+	w.Close()
+	r, err := OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, rr := range envInts("ANN_RERANK", "100,200") {
+		for _, ef := range envInts("ANN_EF", "80,160,320,640") {
+			var plain, ties int
+			c0 := cpuTime()
+			for qi, q := range queries {
+				hits, err := r.Search(q, 10, SearchOptions{Ef: ef, Rerank: rr, Exact: exactFor(vecs, q)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, tt := tr.recall(qi, hits, vecs, q)
+				plain, ties = plain+p, ties+tt
+			}
+			den := float64(10 * len(queries))
+			fmt.Printf("  ef %4d rerank %3d: recall@10 %.4f (ties %.4f) %v CPU/query with exact re-scoring\n", ef, rr, float64(plain)/den, float64(ties)/den, ((cpuTime()-c0)/time.Duration(len(queries))).Round(time.Microsecond))
+		}
+	}
+}
