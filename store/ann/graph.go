@@ -221,6 +221,7 @@ type searcher struct {
 	qcode   []uint64  // symmetric Hamming (construction)
 	sel     [maxLevel + 1][]cand
 	batch   []cand
+	touch   uint64 // sink for the touch loop, so it is not optimised away
 	tmp     []cand
 	tmp2    []cand
 	ids     []int64
@@ -346,6 +347,16 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 			s.batch = make([]cand, 0, len(blk))
 		}
 		batch := s.visitNew(blk, cnt, n, s.batch[:0])
+		// Touch every code (and scale) of the batch before scoring any:
+		// the loop is short enough for all the cache misses to be in
+		// flight at once, where the scoring loop, long per node, lets the
+		// CPU run ahead by only a few nodes.
+		var touch uint64
+		w := v.l.words
+		for _, c := range batch {
+			touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
+		}
+		s.touch += touch
 		if s.lut != nil {
 			for k := range batch {
 				batch[k].s = dotLUT(s.lut, v.code(batch[k].n)) * v.scale[batch[k].n]
