@@ -353,6 +353,10 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 		// CPU run ahead by only a few nodes.
 		var touch uint64
 		w := v.l.words
+		if l == 0 && len(s.cands) > 0 {
+			// Likely the next node to expand: its list, too.
+			touch = uint64(v.links0[int(s.cands[0].n)*(v.l.m0+1)])
+		}
 		for _, c := range batch {
 			touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
 		}
