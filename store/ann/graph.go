@@ -357,8 +357,14 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 			// Likely the next node to expand: its list, too.
 			touch = uint64(v.links0[int(s.cands[0].n)*(v.l.m0+1)])
 		}
-		for _, c := range batch {
-			touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
+		if s.lut != nil {
+			for _, c := range batch {
+				touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
+			}
+		} else { // Hamming needs no scale
+			for _, c := range batch {
+				touch += v.codes[int(c.n)*w]
+			}
 		}
 		s.touch += touch
 		if s.lut != nil {
