@@ -167,6 +167,10 @@ func newFile(path string, l layout, fill func(v *view) error) (string, error) {
 		os.Remove(name)
 		return "", err
 	}
+	// CreateTemp makes the file private; readers may run as other users.
+	if err := f.Chmod(0o644); err != nil {
+		return fail(err)
+	}
 	if err := f.Truncate(l.size); err != nil {
 		return fail(err)
 	}
