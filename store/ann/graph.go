@@ -1,0 +1,583 @@
+package ann
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// view is a file's arrays, read and written in place through its mapping.
+// Neighbour slots, list counts, info words and the mutable header fields
+// change while readers search, so they are only touched with atomic loads
+// and stores; codes, scales and ids of a node are written once, before the
+// node is published.
+type view struct {
+	l      layout
+	h      *header
+	codes  []uint64
+	scale  []float32
+	ids    []int64
+	info   []uint32
+	upOff  []uint32
+	links0 []uint32
+	upper  []uint32
+}
+
+func sliceAt[T any](b []byte, off int64, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[off])), n)
+}
+
+func newView(b []byte, l layout) *view {
+	c := l.capacity
+	return &view{
+		l:      l,
+		h:      (*header)(unsafe.Pointer(&b[0])),
+		codes:  sliceAt[uint64](b, l.codes, c*l.words),
+		scale:  sliceAt[float32](b, l.scale, c),
+		ids:    sliceAt[int64](b, l.ids, c),
+		info:   sliceAt[uint32](b, l.info, c),
+		upOff:  sliceAt[uint32](b, l.upOff, c),
+		links0: sliceAt[uint32](b, l.links0, c*(1+l.m0)),
+		upper:  sliceAt[uint32](b, l.upper, l.upperCap),
+	}
+}
+
+// count is the number of published nodes (bounded by the capacity, in
+// case the file was damaged after it was opened).
+func (v *view) count() uint32 { return min(atomic.LoadUint32(&v.h.Count), uint32(v.l.capacity)) }
+
+func (v *view) code(i uint32) []uint64 {
+	w := v.l.words
+	return v.codes[int(i)*w : int(i)*w+w : int(i)*w+w]
+}
+
+func (v *view) level(i uint32) int { return int(atomic.LoadUint32(&v.info[i]) & levelMask) }
+
+func (v *view) deleted(i uint32) bool { return atomic.LoadUint32(&v.info[i])&deletedBit != 0 }
+
+// block is node i's list at layer l: the count word followed by the
+// slots. It is nil when the node has no list there or the file's records
+// for it are out of range (a damaged file), so a search just skips it.
+func (v *view) block(i uint32, l int) []uint32 {
+	if l == 0 {
+		s := v.l.m0 + 1
+		return v.links0[int(i)*s : int(i)*s+s : int(i)*s+s]
+	}
+	if l > v.level(i) {
+		return nil
+	}
+	s := v.l.m + 1
+	base := int(v.upOff[i]) + (l-1)*s
+	if base+s > int(atomic.LoadUint32(&v.h.UpperUsed)) || base < 0 {
+		return nil
+	}
+	return v.upper[base : base+s : base+s]
+}
+
+// entry returns the entry node and the top level, or ok false when the
+// graph is empty (or its entry is not yet published).
+func (v *view) entry(n uint32) (node uint32, top int, ok bool) {
+	e := atomic.LoadUint64(&v.h.Entry)
+	if e == noEntry || uint32(e) >= n {
+		return 0, 0, false
+	}
+	return uint32(e), min(int(e>>32), maxLevel), true
+}
+
+// cand is a node with its similarity to the query (higher is closer).
+type cand struct {
+	s float32
+	n uint32
+}
+
+// maxHeap keeps the closest candidate on top; minHeap the farthest.
+type (
+	maxHeap []cand
+	minHeap []cand
+)
+
+func (h *maxHeap) push(c cand) {
+	a := append(*h, c)
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if a[p].s >= c.s {
+			break
+		}
+		a[i] = a[p]
+		i = p
+	}
+	a[i] = c
+	*h = a
+}
+
+func (h *maxHeap) pop() cand {
+	a := *h
+	top := a[0]
+	last := a[len(a)-1]
+	a = a[:len(a)-1]
+	n := len(a)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && a[c+1].s > a[c].s {
+			c++
+		}
+		if last.s >= a[c].s {
+			break
+		}
+		a[i] = a[c]
+		i = c
+	}
+	if n > 0 {
+		a[i] = last
+	}
+	*h = a
+	return top
+}
+
+func (h *minHeap) push(c cand) {
+	a := append(*h, c)
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if a[p].s <= c.s {
+			break
+		}
+		a[i] = a[p]
+		i = p
+	}
+	a[i] = c
+	*h = a
+}
+
+// replaceTop puts c in place of the farthest candidate.
+func (h minHeap) replaceTop(c cand) {
+	n := len(h)
+	i := 0
+	for {
+		k := 2*i + 1
+		if k >= n {
+			break
+		}
+		if k+1 < n && h[k+1].s < h[k].s {
+			k++
+		}
+		if c.s <= h[k].s {
+			break
+		}
+		h[i] = h[k]
+		i = k
+	}
+	h[i] = c
+}
+
+func (h *minHeap) pop() cand {
+	a := *h
+	top := a[0]
+	last := a[len(a)-1]
+	a = a[:len(a)-1]
+	n := len(a)
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && a[c+1].s < a[c].s {
+			c++
+		}
+		if last.s <= a[c].s {
+			break
+		}
+		a[i] = a[c]
+		i = c
+	}
+	if n > 0 {
+		a[i] = last
+	}
+	*h = a
+	return top
+}
+
+// searcher is the reusable state of one search or insertion: visited set,
+// heaps, the query in its two forms, and output buffers.
+type searcher struct {
+	visited []uint64
+	touched []uint32 // words of visited that are not zero
+	cands   maxHeap
+	res     minHeap
+	out     []cand
+	rot     []float32
+	lut     []lutWord // asymmetric estimator (search)
+	qcode   []uint64  // symmetric Hamming (construction)
+	sel     [maxLevel + 1][]cand
+	batch   []cand
+	touch   uint64 // sink for the touch loop, so it is not optimised away
+	tmp     []cand
+	tmp2    []cand
+	ids     []int64
+	scores  []float32
+}
+
+func (s *searcher) resetVisited(n uint32) {
+	for _, w := range s.touched {
+		s.visited[w] = 0
+	}
+	s.touched = s.touched[:0]
+	if need := int(n+63) / 64; len(s.visited) < need {
+		s.visited = make([]uint64, need+need/4)
+		// visitNew appends without growing: a word is listed once, and
+		// it writes one slot past the last.
+		s.touched = make([]uint32, 0, len(s.visited)+1)
+	}
+}
+
+// visitNew marks the nodes of blk[1:1+cnt] below n and appends the ones
+// not seen before to batch. It is free of branches on the visited bits,
+// which are as good as random and cost a misprediction each.
+func (s *searcher) visitNew(blk []uint32, cnt int, n uint32, batch []cand) []cand {
+	k := len(batch)
+	batch = batch[:k+cnt]
+	touched := s.touched
+	t := len(touched)
+	touched = touched[:cap(touched)]
+	vis := s.visited
+	for j := 1; j <= cnt; j++ {
+		nb := atomic.LoadUint32(&blk[j])
+		if nb >= n { // never true in a sound file
+			continue
+		}
+		w := nb >> 6
+		bit := uint64(1) << (nb & 63)
+		x := vis[w]
+		vis[w] = x | bit
+		batch[k] = cand{n: nb}
+		k += int((x&bit)>>(nb&63)) ^ 1
+		touched[t] = w
+		if x == 0 {
+			t++
+		}
+	}
+	s.touched = touched[:t]
+	return batch[:k]
+}
+
+// visit marks node i and reports whether it was new.
+func (s *searcher) visit(i uint32) bool {
+	w := i >> 6
+	b := uint64(1) << (i & 63)
+	x := s.visited[w]
+	if x&b != 0 {
+		return false
+	}
+	if x == 0 {
+		s.touched = append(s.touched, w)
+	}
+	s.visited[w] = x | b
+	return true
+}
+
+func (s *searcher) sim(v *view, i uint32) float32 {
+	if s.lut != nil {
+		return dotLUT(s.lut, v.code(i)) * v.scale[i]
+	}
+	return -float32(hamming(s.qcode, v.code(i)))
+}
+
+// greedy walks layer l from cur to a local best.
+func (s *searcher) greedy(v *view, n uint32, cur cand, l int) cand {
+	for changed := true; changed; {
+		changed = false
+		blk := v.block(cur.n, l)
+		if blk == nil {
+			break
+		}
+		cnt := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
+		for j := 1; j <= cnt; j++ {
+			nb := atomic.LoadUint32(&blk[j])
+			if nb >= n {
+				continue
+			}
+			if sc := s.sim(v, nb); sc > cur.s {
+				cur, changed = cand{sc, nb}, true
+			}
+		}
+	}
+	return cur
+}
+
+// searchLayer is the beam search of layer l from eps, keeping the ef best
+// nodes that keep accepts (all when keep is nil) in s.res; nodes it rejects
+// are still traversed.
+func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep func(uint32) bool) {
+	s.resetVisited(n)
+	s.cands, s.res = s.cands[:0], s.res[:0]
+	for _, e := range eps {
+		if !s.visit(e.n) {
+			continue
+		}
+		s.cands.push(e)
+		if keep == nil || keep(e.n) {
+			s.res.push(e)
+		}
+	}
+	for len(s.cands) > 0 {
+		c := s.cands.pop()
+		if len(s.res) >= ef && c.s < s.res[0].s {
+			break
+		}
+		blk := v.block(c.n, l)
+		if blk == nil {
+			continue
+		}
+		cnt := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
+		// Gather the new neighbours first and score them in a loop of
+		// their own: their codes are cache misses, and with no
+		// data-dependent branch between them the CPU overlaps the loads.
+		if cap(s.batch) < cnt {
+			s.batch = make([]cand, 0, len(blk))
+		}
+		batch := s.visitNew(blk, cnt, n, s.batch[:0])
+		// Touch every code (and scale) of the batch before scoring any:
+		// the loop is short enough for all the cache misses to be in
+		// flight at once, where the scoring loop, long per node, lets the
+		// CPU run ahead by only a few nodes.
+		var touch uint64
+		w := v.l.words
+		if l == 0 && len(s.cands) > 0 {
+			// Likely the next node to expand: its list, too.
+			touch = uint64(v.links0[int(s.cands[0].n)*(v.l.m0+1)])
+		}
+		if s.lut != nil {
+			for _, c := range batch {
+				touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
+			}
+		} else { // Hamming needs no scale
+			for _, c := range batch {
+				touch += v.codes[int(c.n)*w]
+			}
+		}
+		s.touch += touch
+		if s.lut != nil {
+			for k := range batch {
+				batch[k].s = dotLUT(s.lut, v.code(batch[k].n)) * v.scale[batch[k].n]
+			}
+		} else {
+			for k := range batch {
+				batch[k].s = -float32(hamming(s.qcode, v.code(batch[k].n)))
+			}
+		}
+		s.batch = batch
+		for _, c := range batch {
+			if len(s.res) < ef {
+				s.cands.push(c)
+				if keep == nil || keep(c.n) {
+					s.res.push(c)
+				}
+			} else if c.s > s.res[0].s {
+				s.cands.push(c)
+				if keep == nil || keep(c.n) {
+					s.res.replaceTop(c)
+				}
+			}
+		}
+	}
+}
+
+// sortedRes moves s.res into s.out, closest first.
+func (s *searcher) sortedRes() []cand {
+	s.out = append(s.out[:0], s.res...)
+	slices.SortFunc(s.out, func(a, b cand) int {
+		switch {
+		case a.s > b.s:
+			return -1
+		case a.s < b.s:
+			return 1
+		}
+		return int(a.n) - int(b.n)
+	})
+	return s.out
+}
+
+// builder inserts nodes into a view's graph by their codes (Hamming
+// similarity between sign codes), from one goroutine or several.
+type builder struct {
+	v     *view
+	locks []sync.Mutex // striped by node number: guards writes of a node's lists
+	top   sync.Mutex   // guards raising the entry point
+}
+
+func newBuilder(v *view) *builder { return &builder{v: v, locks: make([]sync.Mutex, 1024)} }
+
+func (b *builder) lock(i uint32) *sync.Mutex { return &b.locks[i&1023] }
+
+// selectNeighbors is HNSW's diversity heuristic over cands (closest to base
+// first): a candidate is kept when it is closer to base than to every one
+// kept before it. Deleted nodes are never chosen.
+func (b *builder) selectNeighbors(dst, cands []cand, max int) []cand {
+	dst = dst[:0]
+	for _, c := range cands {
+		if len(dst) >= max {
+			break
+		}
+		if b.v.deleted(c.n) {
+			continue
+		}
+		cc := b.v.code(c.n)
+		good := true
+		for _, o := range dst {
+			if -float32(hamming(cc, b.v.code(o.n))) > c.s {
+				good = false
+				break
+			}
+		}
+		if good {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// insert links node i, whose code, scale, id and info are written, into the
+// graph. Nodes below n may be searched. publish runs after i's own lists
+// are written and before any other node links to i.
+func (b *builder) insert(s *searcher, i, n uint32, lvl int, efc int, publish func()) {
+	v := b.v
+	s.lut, s.qcode = nil, v.code(i)
+	ep, top, ok := v.entry(n)
+	if !ok {
+		b.top.Lock()
+		if _, _, ok = v.entry(n); !ok {
+			if publish != nil {
+				publish()
+			}
+			atomic.StoreUint64(&v.h.Entry, uint64(i)|uint64(lvl)<<32)
+			b.top.Unlock()
+			return
+		}
+		b.top.Unlock()
+		ep, top, _ = v.entry(n)
+	}
+	cur := cand{s.sim(v, ep), ep}
+	for l := top; l > lvl; l-- {
+		cur = s.greedy(v, n, cur, l)
+	}
+	eps := append(s.out[:0], cur)
+	for l := min(lvl, top); l >= 0; l-- {
+		s.searchLayer(v, n, eps, efc, l, nil)
+		eps = s.sortedRes()
+		s.sel[l] = b.selectNeighbors(s.sel[l], eps, v.l.m)
+	}
+	for l := min(lvl, top); l >= 0; l-- {
+		b.setList(i, l, s.sel[l])
+	}
+	if publish != nil {
+		publish()
+	}
+	for l := min(lvl, top); l >= 0; l-- {
+		for _, c := range s.sel[l] {
+			b.addLink(s, c.n, i, l)
+		}
+	}
+	if lvl > top {
+		b.top.Lock()
+		if _, t, _ := v.entry(math.MaxUint32); lvl > t {
+			atomic.StoreUint64(&v.h.Entry, uint64(i)|uint64(lvl)<<32)
+		}
+		b.top.Unlock()
+	}
+}
+
+func (b *builder) maxLinks(l int) int {
+	if l == 0 {
+		return b.v.l.m0
+	}
+	return b.v.l.m
+}
+
+// setList writes node i's own list at layer l. Another builder goroutine
+// may already have linked back to i there (it met i as an entry point one
+// layer up), so those links are merged in rather than overwritten.
+func (b *builder) setList(i uint32, l int, sel []cand) {
+	blk := b.v.block(i, l)
+	if blk == nil {
+		return
+	}
+	mu := b.lock(i)
+	mu.Lock()
+	defer mu.Unlock()
+	cnt := int(atomic.LoadUint32(&blk[0]))
+	if cnt == 0 {
+		for j, c := range sel {
+			atomic.StoreUint32(&blk[1+j], c.n)
+		}
+		atomic.StoreUint32(&blk[0], uint32(len(sel)))
+		return
+	}
+	code := b.v.code(i)
+	all := make([]cand, 0, cnt+len(sel))
+	all = append(all, sel...)
+	for j := 1; j <= min(cnt, len(blk)-1); j++ {
+		x := atomic.LoadUint32(&blk[j])
+		if !slices.ContainsFunc(all, func(c cand) bool { return c.n == x }) {
+			all = append(all, cand{-float32(hamming(code, b.v.code(x))), x})
+		}
+	}
+	slices.SortFunc(all, func(a, c cand) int { return cmpSim(a.s, c.s) })
+	kept := b.selectNeighbors(nil, all, b.maxLinks(l))
+	for j, c := range kept {
+		atomic.StoreUint32(&blk[1+j], c.n)
+	}
+	atomic.StoreUint32(&blk[0], uint32(len(kept)))
+}
+
+func cmpSim(a, b float32) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+// addLink adds i to node nb's list at layer l, re-selecting the list by
+// the heuristic when it is full.
+func (b *builder) addLink(s *searcher, nb, i uint32, l int) {
+	blk := b.v.block(nb, l)
+	if blk == nil {
+		return
+	}
+	mu := b.lock(nb)
+	mu.Lock()
+	defer mu.Unlock()
+	max := len(blk) - 1
+	cnt := min(int(atomic.LoadUint32(&blk[0])), max)
+	if cnt < max {
+		atomic.StoreUint32(&blk[1+cnt], i)
+		atomic.StoreUint32(&blk[0], uint32(cnt+1))
+		return
+	}
+	code := b.v.code(nb)
+	all := append(s.tmp[:0], cand{-float32(hamming(code, b.v.code(i))), i})
+	for j := 1; j <= cnt; j++ {
+		x := atomic.LoadUint32(&blk[j])
+		all = append(all, cand{-float32(hamming(code, b.v.code(x))), x})
+	}
+	slices.SortFunc(all, func(a, c cand) int { return cmpSim(a.s, c.s) })
+	kept := b.selectNeighbors(s.tmp2, all, max)
+	s.tmp, s.tmp2 = all, kept
+	for j, c := range kept {
+		atomic.StoreUint32(&blk[1+j], c.n)
+	}
+	atomic.StoreUint32(&blk[0], uint32(len(kept)))
+}

@@ -1,0 +1,58 @@
+//go:build linux || darwin
+
+package ann
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+const supported = true
+
+// mapFile maps size bytes of f shared: read-only for readers (which are
+// advised that access is random, so one search does not read ahead whole
+// runs of a large file), read-write for the writer.
+func mapFile(f *os.File, size int64, write bool) ([]byte, error) {
+	prot := unix.PROT_READ
+	if write {
+		prot |= unix.PROT_WRITE
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(size), prot, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("ann: map %s: %w", f.Name(), err)
+	}
+	if !write {
+		_ = unix.Madvise(b, unix.MADV_RANDOM)
+	}
+	return b, nil
+}
+
+func unmapFile(b []byte) error {
+	if b == nil {
+		return nil
+	}
+	return unix.Munmap(b)
+}
+
+// syncMap writes the mapping's dirty pages of b to the file and waits.
+func syncMap(b []byte) error {
+	if err := unix.Msync(b, unix.MS_SYNC); err != nil {
+		return fmt.Errorf("ann: msync: %w", err)
+	}
+	return nil
+}
+
+// tryLock takes the exclusive lock of f without waiting. Locks belong to
+// the open file description, so two opens conflict even in one process.
+func tryLock(f *os.File) (bool, error) {
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("ann: lock %s: %w", f.Name(), err)
+	}
+	return true, nil
+}
