@@ -3,119 +3,591 @@ package sqlite
 import (
 	"container/heap"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"strconv"
+	"sync"
+	"time"
 
 	"docgraph/store"
+	"docgraph/store/ann"
 )
 
-// annSet keeps the approximate nearest-neighbour index of each vector kind
-// beside the database and searches through it.
+// Vector search goes through an approximate nearest-neighbour index per
+// kind of vector (store/ann), one file each beside the database
+// (graph.db.ann-chunks, -entities, -relations): a cache of the vectors
+// as of the generation the file records, never the source of truth.
+//
+// A writer process keeps the files up to date: once its writes pause for
+// syncIdle (or when it closes), a goroutine reads the vectors the vector
+// log names as changed since a file's generation and applies them (or
+// builds the file anew when most of it changed), and Close waits until
+// every file holds what this process wrote. A bulk ingest thus indexes
+// each vector once, with its final value, at its end, while a watch
+// process indexes each edit a moment after it. The log is then pruned up
+// to what every file holds.
+//
+// A search reads one snapshot of the database: it searches the file,
+// leaving out the ids the log says changed after the file's generation,
+// and scores those exactly from the snapshot, so it answers for exactly
+// the snapshot's state whatever the file lags. Candidates are re-scored
+// with their exact vectors (from the vectors table, or made again by the
+// merger for a reproducible embedder). Without a usable file, or when the
+// log no longer reaches back to the file's generation, the search scans
+// every vector, exactly; while a file lags behind by more than
+// overlayLimit changes (another process is in the middle of a big write),
+// those changes are left out instead, and found once the file catches up.
+const overlayLimit = 20_000
+
+// syncIdle is how long a writer's commits must pause before its index
+// files are brought up to date.
+const syncIdle = 2 * time.Second
+
+// annNames name the index file of each kind of vector.
+var annNames = [3]string{"chunks", "entities", "relations"}
+
+// logKeep is how many generations of the vector log are kept behind what
+// every index file holds, so that a reader whose mapping is a little
+// behind a file just replaced still finds its changes in the log.
+const logKeep = 64
+
+// annSet holds a store's index files.
 type annSet struct {
-	s *Store
+	s     *Store
+	kinds [3]*annKind
+
+	// maintenance, in a writer process
+	mu      sync.Mutex
+	wake    chan struct{}
+	wrote   int64     // newest generation this process committed
+	wroteAt time.Time // when
+	synced  int64 // newest generation every file holds
+	running bool
+	done    chan struct{} // closed when the maintainer exits
+	closing bool
+	err     error // the last failure to bring the files up to date
 }
 
-func newANNSet(s *Store) *annSet { return &annSet{s: s} }
+// annKind is the index file of one kind of vector.
+type annKind struct {
+	kind int
+	path string
 
-// written hears that this process committed generation gen.
-func (a *annSet) written(gen int64) {}
+	mu       sync.Mutex
+	r        *ann.Reader
+	checked  time.Time // when a missing or unusable file was last looked for
+	unusable bool
+}
 
-// close brings the index files up to date and closes them.
-func (a *annSet) close() error { return nil }
-
-// vectorSearch returns the k rows of a kind nearest to q by cosine, best
-// first, and whether it returned every row there is.
-func (s *Store) vectorSearch(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
-	if kind != kindChunk && s.reembed != nil {
-		return s.exactDerived(ctx, db, kind, q, k)
+func newANNSet(s *Store) *annSet {
+	a := &annSet{s: s, wake: make(chan struct{}, 1)}
+	for k := range a.kinds {
+		a.kinds[k] = &annKind{kind: k}
+		if s.path != ":memory:" && s.path != "" {
+			a.kinds[k].path = s.path + ".ann-" + annNames[k]
+		}
 	}
-	return exactSearch(ctx, db, kind, q, k)
+	return a
 }
 
-// exactDerived scans every entity or relation, making their vectors.
-func (s *Store) exactDerived(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
+// reader returns the kind's index reader, nil when there is no usable file
+// (looked for again at most every second).
+func (k *annKind) reader() *ann.Reader {
+	if k.path == "" {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.r != nil {
+		if err := k.r.Refresh(); err != nil {
+			k.r.Close()
+			k.r, k.unusable, k.checked = nil, true, time.Now()
+		}
+		return k.r
+	}
+	if time.Since(k.checked) < time.Second {
+		return nil
+	}
+	k.checked = time.Now()
+	r, err := ann.OpenReader(k.path)
+	if err != nil {
+		k.unusable = !errors.Is(err, fs.ErrNotExist)
+		return nil
+	}
+	k.r, k.unusable = r, false
+	return r
+}
+
+func (k *annKind) close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.r == nil {
+		return nil
+	}
+	err := k.r.Close()
+	k.r = nil
+	return err
+}
+
+// written hears that this process committed generation gen: the
+// maintainer brings the files up to it.
+func (a *annSet) written(gen int64) {
+	if a.s.readOnly || a.kinds[0].path == "" {
+		return
+	}
+	a.mu.Lock()
+	a.wrote, a.wroteAt = max(a.wrote, gen), time.Now()
+	if !a.running && !a.closing {
+		a.running, a.done = true, make(chan struct{})
+		go a.maintain()
+	}
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// maintain brings the index files up to what this process wrote, again
+// after every new commit, until the store closes and nothing is left.
+func (a *annSet) maintain() {
+	defer close(a.done)
+	for {
+		a.mu.Lock()
+		target, closing, at := a.wrote, a.closing, a.wroteAt
+		a.mu.Unlock()
+		if wait := time.Until(at.Add(syncIdle)); a.synced < target && !closing && wait > 0 {
+			select {
+			case <-a.wake:
+			case <-time.After(wait):
+			}
+			continue
+		}
+		if a.synced < target {
+			if err := a.sync(context.Background()); err != nil {
+				a.mu.Lock()
+				a.err = err
+				a.mu.Unlock()
+				if closing {
+					return
+				}
+				time.Sleep(time.Second)
+				continue
+			}
+			continue
+		}
+		if closing {
+			return
+		}
+		<-a.wake
+	}
+}
+
+// close waits until the files hold everything this process wrote, then
+// closes them.
+func (a *annSet) close() error {
+	a.mu.Lock()
+	a.closing = true
+	running, done := a.running, a.done
+	a.mu.Unlock()
+	if running {
+		select {
+		case a.wake <- struct{}{}:
+		default:
+		}
+		<-done
+	}
+	var errs []error
+	for _, k := range a.kinds {
+		errs = append(errs, k.close())
+	}
+	a.mu.Lock()
+	errs = append(errs, a.err)
+	a.mu.Unlock()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("vector index files: %w", err)
+	}
+	return nil
+}
+
+// sync brings every index file up to the store's current generation, then
+// prunes the vector log up to what every file holds.
+func (a *annSet) sync(ctx context.Context) error {
+	s := a.s
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	gen, err := readGeneration(ctx, tx)
+	if err != nil {
+		return err
+	}
+	floor, err := logFloor(ctx, tx)
+	if err != nil {
+		return err
+	}
+	held := gen
+	for _, k := range a.kinds {
+		g, err := a.syncKind(ctx, tx, k, gen, floor)
+		if err != nil {
+			return fmt.Errorf("index %s: %w", annNames[k.kind], err)
+		}
+		held = min(held, g)
+	}
+	tx.Rollback()
+	a.synced = max(a.synced, held)
+	if cut := held - logKeep; cut > floor {
+		return s.retrying(ctx, func() error {
+			wtx, err := s.wdb.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer wtx.Rollback()
+			if _, err := wtx.ExecContext(ctx, `DELETE FROM vector_log WHERE gen <= ?`, cut); err != nil {
+				return err
+			}
+			if _, err := wtx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('vector_log_floor', ?)
+				ON CONFLICT(key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(cut, 10)); err != nil {
+				return err
+			}
+			return wtx.Commit()
+		})
+	}
+	return nil
+}
+
+// syncKind brings one file to generation gen of snapshot tx and returns
+// the generation it holds (less when another process holds its lock).
+func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floor int64) (int64, error) {
+	s := a.s
+	lockCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	w, err := ann.OpenWriter(lockCtx, k.path, ann.Options{Dim: s.emb.Dimension})
+	cancel()
+	if errors.Is(err, ann.ErrCorrupt) || errors.Is(err, ann.ErrMismatch) {
+		// A cache: a damaged or foreign file is made again.
+		os.Remove(k.path)
+		w, err = ann.OpenWriter(ctx, k.path, ann.Options{Dim: s.emb.Dimension})
+	}
+	if errors.Is(err, ann.ErrLocked) {
+		return 0, nil // another process is bringing it up to date
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer w.Close()
+	st := w.Stats()
+	have := int64(st.Generation)
+	if have >= gen && !st.Dirty {
+		return have, nil
+	}
+	var changed int
+	if have >= floor {
+		if err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT id) FROM vector_log WHERE kind = ? AND gen > ?`, k.kind, have).Scan(&changed); err != nil {
+			return 0, err
+		}
+	}
+	var total int
+	if err := tx.QueryRowContext(ctx, kindCount(k.kind)).Scan(&total); err != nil {
+		return 0, err
+	}
+	// A file the log cannot bring up to date, or one most of whose
+	// vectors changed, is built anew, on every core.
+	if have < floor || st.Live == 0 || changed > st.Live/2 || changed > total/2 {
+		var ierr error
+		if err := w.Build(uint64(gen), s.kindVectors(ctx, tx, k.kind, nil, &ierr)); err != nil {
+			return 0, err
+		}
+		if ierr != nil {
+			// Built from part of the vectors: the generation it records
+			// is wrong, so the file goes, to be built again.
+			os.Remove(k.path)
+			return 0, fmt.Errorf("read vectors: %w", ierr)
+		}
+		return gen, nil
+	}
+	var ids []int64
+	if err := collectInts(ctx, tx, &ids, `SELECT DISTINCT id FROM vector_log WHERE kind = ? AND gen > ?`, k.kind, have); err != nil {
+		return 0, err
+	}
+	var ups []ann.Item
+	present := map[int64]bool{}
+	var verr error
+	for id, v := range s.kindVectors(ctx, tx, k.kind, ids, &verr) {
+		present[id] = true
+		ups = append(ups, ann.Item{ID: id, Vec: v})
+	}
+	if verr != nil {
+		return 0, fmt.Errorf("read vectors: %w", verr)
+	}
+	var dels []int64
+	for _, id := range ids {
+		if !present[id] {
+			dels = append(dels, id)
+		}
+	}
+	if err := w.Apply(uint64(gen), ups, dels); err != nil {
+		return 0, err
+	}
+	return gen, nil
+}
+
+// kindCount counts the rows of a kind that have vectors.
+func kindCount(kind int) string {
+	switch kind {
+	case kindEntity:
+		return `SELECT count(*) FROM entities`
+	case kindRelation:
+		return `SELECT count(*) FROM relations`
+	}
+	return `SELECT count(*) FROM vectors WHERE kind = 0`
+}
+
+// logFloor is the newest generation the vector log no longer holds: a file
+// older than that cannot learn from the log what changed.
+func logFloor(ctx context.Context, q querier) (int64, error) {
+	var v string
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'vector_log_floor'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// kindVectors yields the vectors of a kind's rows in snapshot q: of the
+// keys given, or of every row (keys nil), a page at a time. A key with no
+// row is not yielded. A failure stops the sequence and is left in *errp.
+func (s *Store) kindVectors(ctx context.Context, q querier, kind int, keys []int64, errp *error) iter.Seq2[int64, []float32] {
+	return func(yield func(int64, []float32) bool) {
+		const page = 4096
+		derived := kind != kindChunk && s.reembed != nil
+		emit := func(query string, args ...any) (int, bool) {
+			ids, vecs, err := s.readVectors(ctx, q, kind, derived, query, args)
+			if err != nil {
+				*errp = err
+				return 0, false
+			}
+			for i, id := range ids {
+				if !yield(id, vecs[i]) {
+					return 0, false
+				}
+			}
+			return len(ids), true
+		}
+		if keys == nil {
+			// Every row, a page at a time by key.
+			query := map[int]string{
+				kindChunk:    `SELECT id, vec FROM vectors WHERE kind = 0 AND id > ? ORDER BY id LIMIT ?`,
+				kindEntity:   `SELECT e.seq, ` + entityColumns + ` FROM entities e` + entityVector + ` WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
+				kindRelation: `SELECT r.seq, ` + relationColumns + ` FROM relations r` + relationVector + ` WHERE r.seq > ? ORDER BY r.seq LIMIT ?`,
+			}[kind]
+			after := int64(-1 << 63)
+			for {
+				var last int64
+				n := 0
+				ok := true
+				ids, vecs, err := s.readVectors(ctx, q, kind, derived, query, []any{after, page})
+				if err != nil {
+					*errp = err
+					return
+				}
+				for i, id := range ids {
+					if !yield(id, vecs[i]) {
+						ok = false
+						break
+					}
+					last = id
+					n++
+				}
+				if !ok || len(ids) < page {
+					return
+				}
+				after = last
+			}
+		}
+		query := map[int]string{
+			kindChunk:    `SELECT v.id, v.vec FROM json_each(?) j CROSS JOIN vectors v ON v.kind = 0 AND v.id = j.value`,
+			kindEntity:   `SELECT e.seq, ` + entityColumns + ` FROM json_each(?) j CROSS JOIN entities e ON e.seq = j.value` + entityVector,
+			kindRelation: `SELECT r.seq, ` + relationColumns + ` FROM json_each(?) j CROSS JOIN relations r ON r.seq = j.value` + relationVector,
+		}[kind]
+		for lo := 0; lo < len(keys); lo += page {
+			if _, ok := emit(query, intList(keys[lo:min(lo+page, len(keys))])); !ok {
+				return
+			}
+		}
+	}
+}
+
+// readVectors runs one page of kindVectors' query: keys and vectors, the
+// vectors of a reproducible embedder made again from their rows.
+func (s *Store) readVectors(ctx context.Context, q querier, kind int, derived bool, query string, args []any) ([]int64, [][]float32, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	var vecs [][]float32
+	var ents []store.Entity
+	var rels []store.Relation
+	for rows.Next() {
+		var id int64
+		switch kind {
+		case kindChunk:
+			var blob []byte
+			if err := rows.Scan(&id, &blob); err != nil {
+				return nil, nil, err
+			}
+			v, err := decodeVec(blob)
+			if err != nil {
+				return nil, nil, err
+			}
+			vecs = append(vecs, v)
+		case kindEntity:
+			e, err := scanEntityKeyed(rows, &id)
+			if err != nil {
+				return nil, nil, err
+			}
+			ents = append(ents, e)
+		case kindRelation:
+			r, err := scanRelationKeyed(rows, &id)
+			if err != nil {
+				return nil, nil, err
+			}
+			rels = append(rels, r)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	switch kind {
+	case kindEntity:
+		if derived {
+			if err := s.entityVectors(ctx, ents); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, e := range ents {
+			vecs = append(vecs, e.Embedding)
+		}
+	case kindRelation:
+		if derived {
+			if err := s.relationVectors(ctx, rels); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, r := range rels {
+			vecs = append(vecs, r.Embedding)
+		}
+	}
+	// A row without a vector (none stored, none to make) is not indexed.
+	out := ids[:0]
+	outV := vecs[:0]
+	for i, v := range vecs {
+		if v != nil {
+			out, outV = append(out, ids[i]), append(outV, v)
+		}
+	}
+	return out, outV, nil
+}
+
+// vectorSearch returns the k rows of a kind nearest to q by cosine in
+// snapshot db, best first, and whether it returned every row there is.
+func (s *Store) vectorSearch(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
+	r := s.ann.kinds[kind].reader()
+	if r == nil {
+		return s.exactScan(ctx, db, kind, q, k)
+	}
+	gen, err := readGeneration(ctx, db)
+	if err != nil {
+		return nil, false, err
+	}
+	have := int64(r.Generation())
+	var changed []int64
+	if have < gen || r.Dirty() {
+		floor, err := logFloor(ctx, db)
+		if err != nil {
+			return nil, false, err
+		}
+		if have < floor {
+			return s.exactScan(ctx, db, kind, q, k)
+		}
+		if err := collectInts(ctx, db, &changed, `SELECT DISTINCT id FROM vector_log WHERE kind = ? AND gen > ? AND gen <= ? LIMIT ?`,
+			kind, have, gen, overlayLimit+1); err != nil {
+			return nil, false, err
+		}
+		if len(changed) > overlayLimit {
+			changed = nil // left out until the file catches up
+		}
+	}
+	skip := make(map[int64]bool, len(changed))
+	for _, id := range changed {
+		skip[id] = true
+	}
+	qn := norm(q)
+	// Exact scores in full precision: the index ranks by float32, which
+	// would tie (and order by id) cosines an exact scan tells apart.
+	full := map[int64]float64{}
+	exact := func(ids []int64) ([]float32, error) {
+		scores := make([]float32, len(ids))
+		at := make(map[int64]int, len(ids))
+		for i, id := range ids {
+			at[id] = i
+		}
+		var verr error
+		for id, v := range s.kindVectors(ctx, db, kind, ids, &verr) {
+			c := cosine(q, qn, v)
+			full[id] = c
+			scores[at[id]] = float32(c)
+		}
+		return scores, verr
+	}
+	hits, err := r.Search(q, k, ann.SearchOptions{Exact: exact, Skip: func(id int64) bool { return skip[id] }})
+	if err != nil {
+		return nil, false, fmt.Errorf("vector index %s: %w", annNames[kind], err)
+	}
+	h := &minHeap{}
+	for _, hit := range hits {
+		score, ok := full[hit.ID]
+		if !ok {
+			score = float64(hit.Score)
+		}
+		offer(h, k, scored{hit.ID, score})
+	}
+	if len(changed) > 0 {
+		var verr error
+		for id, v := range s.kindVectors(ctx, db, kind, changed, &verr) {
+			offer(h, k, scored{id, cosine(q, qn, v)})
+		}
+		if verr != nil {
+			return nil, false, verr
+		}
+	}
+	out := []scored(*h)
+	sortScored(out)
+	return out, len(out) < k, nil
+}
+
+// exactScan scores every vector of a kind: the search without an index.
+func (s *Store) exactScan(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
 	qn := norm(q)
 	h := &minHeap{}
 	n := 0
-	offerAll := func(seqs []int64, vecs [][]float32) {
-		for i, v := range vecs {
-			n++
-			offer(h, k, scored{seqs[i], cosine(q, qn, v)})
-		}
+	var verr error
+	for id, v := range s.kindVectors(ctx, db, kind, nil, &verr) {
+		n++
+		offer(h, k, scored{id, cosine(q, qn, v)})
 	}
-	const page = 1024
-	switch kind {
-	case kindEntity:
-		rows, err := db.QueryContext(ctx, `SELECT e.seq, `+entityColumns+` FROM entities e`+entityVector)
-		if err != nil {
-			return nil, false, err
-		}
-		defer rows.Close()
-		var seqs []int64
-		var es []store.Entity
-		flush := func() error {
-			vecs, err := s.reembed.EntityVectors(ctx, es)
-			if err != nil {
-				return err
-			}
-			offerAll(seqs, vecs)
-			seqs, es = seqs[:0], es[:0]
-			return nil
-		}
-		for rows.Next() {
-			var seq int64
-			e, err := scanEntityKeyed(rows, &seq)
-			if err != nil {
-				return nil, false, err
-			}
-			seqs, es = append(seqs, seq), append(es, e)
-			if len(es) == page {
-				if err := flush(); err != nil {
-					return nil, false, err
-				}
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, false, err
-		}
-		if err := flush(); err != nil {
-			return nil, false, err
-		}
-	case kindRelation:
-		rows, err := db.QueryContext(ctx, `SELECT r.seq, `+relationColumns+` FROM relations r`+relationVector)
-		if err != nil {
-			return nil, false, err
-		}
-		defer rows.Close()
-		var seqs []int64
-		var rs []store.Relation
-		flush := func() error {
-			vecs, err := s.reembed.RelationVectors(ctx, rs)
-			if err != nil {
-				return err
-			}
-			offerAll(seqs, vecs)
-			seqs, rs = seqs[:0], rs[:0]
-			return nil
-		}
-		for rows.Next() {
-			var seq int64
-			r, err := scanRelationKeyed(rows, &seq)
-			if err != nil {
-				return nil, false, err
-			}
-			seqs, rs = append(seqs, seq), append(rs, r)
-			if len(rs) == page {
-				if err := flush(); err != nil {
-					return nil, false, err
-				}
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, false, err
-		}
-		if err := flush(); err != nil {
-			return nil, false, err
-		}
+	if verr != nil {
+		return nil, false, verr
 	}
 	out := []scored(*h)
 	sortScored(out)
@@ -136,33 +608,6 @@ func cosine(q []float32, qn float64, v []float32) float64 {
 		return 0
 	}
 	return dot / (qn * vn)
-}
-
-// exactSearch scans every vector of a kind.
-func exactSearch(ctx context.Context, db querier, kind int, q []float32, k int) ([]scored, bool, error) {
-	qn := norm(q)
-	rows, err := db.QueryContext(ctx, `SELECT id, vec FROM vectors WHERE kind = ?`, kind)
-	if err != nil {
-		return nil, false, fmt.Errorf("scan vectors: %w", err)
-	}
-	defer rows.Close()
-	h := &minHeap{}
-	n := 0
-	for rows.Next() {
-		var id int64
-		var blob []byte
-		if err := rows.Scan(&id, &blob); err != nil {
-			return nil, false, fmt.Errorf("scan vectors: %w", err)
-		}
-		n++
-		offer(h, k, scored{id, cosineEncoded(q, qn, blob)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("scan vectors: %w", err)
-	}
-	out := []scored(*h)
-	sortScored(out)
-	return out, n <= k, nil
 }
 
 // minHeap keeps the best k scores seen, the worst on top.
