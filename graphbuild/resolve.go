@@ -287,22 +287,84 @@ var (
 
 // acronymDefinitions returns the (acronym, long form) pairs text defines,
 // the long form cut to the words whose initials spell the acronym.
+//
+// Every definition holds exactly one "(", followed by a capital, and lies
+// within the letters, spaces and name punctuation around it, so the
+// patterns run on those windows only, not on the whole text: the same
+// matches (acronymDefinitionsWhole in the tests runs them on the whole
+// text), at a fraction of the cost on a book.
 func acronymDefinitions(text string) [][2]string {
-	if !strings.Contains(text, "(") {
-		return nil
-	}
-	var out [][2]string
-	for _, m := range longThenAcronym.FindAllStringSubmatch(text, -1) {
-		if long, ok := initialsMatch(m[2], m[1]); ok {
-			out = append(out, [2]string{m[2], long})
+	var out, after [][2]string
+	for p := 0; ; p++ {
+		i := strings.IndexByte(text[p:], '(')
+		if i < 0 {
+			break
+		}
+		p += i
+		if !capitalAfter(text, p+1) {
+			continue
+		}
+		w := text[definitionStart(text, p):definitionEnd(text, p+1)]
+		if m := longThenAcronym.FindStringSubmatch(w); m != nil {
+			if long, ok := initialsMatch(m[2], m[1]); ok {
+				out = append(out, [2]string{m[2], long})
+			}
+		}
+		if m := acronymThenLong.FindStringSubmatch(w); m != nil {
+			if long, ok := initialsMatch(m[1], m[2]); ok && long == strings.Join(strings.Fields(m[2]), " ") {
+				after = append(after, [2]string{m[1], long})
+			}
 		}
 	}
-	for _, m := range acronymThenLong.FindAllStringSubmatch(text, -1) {
-		if long, ok := initialsMatch(m[1], m[2]); ok && long == strings.Join(strings.Fields(m[2]), " ") {
-			out = append(out, [2]string{m[1], long})
+	return append(out, after...)
+}
+
+// capitalAfter reports whether text[i:] opens with white space (as the
+// patterns' \s has it) and then an upper-case letter.
+func capitalAfter(text string, i int) bool {
+	for i < len(text) && strings.IndexByte(" \t\n\f\r", text[i]) >= 0 {
+		i++
+	}
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	return unicode.IsUpper(r)
+}
+
+// inDefinition reports the characters a definition holds besides its
+// "(" and its closing ")", "," or ";": letters, white space, and the
+// apostrophes, full stops, hyphens and ampersands of names.
+func inDefinition(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\f', '\r', '\'', '’', '.', '-', '&':
+		return true
+	}
+	return unicode.IsLetter(r)
+}
+
+// definitionStart is where the window of the "(" at p starts: one
+// character before the run of definition characters that ends at p, so
+// that \b sees what it would see in the whole text.
+func definitionStart(text string, p int) int {
+	for p > 0 {
+		r, n := utf8.DecodeLastRuneInString(text[:p])
+		p -= n
+		if !inDefinition(r) {
+			break
 		}
 	}
-	return out
+	return p
+}
+
+// definitionEnd is where the window that goes on at i ends: after the run
+// of definition characters from i and the character that ends it.
+func definitionEnd(text string, i int) int {
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
+		if !inDefinition(r) {
+			break
+		}
+	}
+	return i
 }
 
 // initialsMatch checks that the capitals of acr are the initials of the
