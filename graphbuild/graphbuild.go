@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"docgraph/ner"
 	"docgraph/store"
@@ -15,6 +16,14 @@ import (
 // NormalizeKey folds case, whitespace, punctuation and Latin diacritics so
 // that "Lothair II", "lothair  II" and "Lothair II." name the same entity.
 func NormalizeKey(name string) string {
+	if key, ok := asciiKey(name); ok {
+		return key
+	}
+	return normalizeKey(name)
+}
+
+// normalizeKey is NormalizeKey of any name.
+func normalizeKey(name string) string {
 	var sb strings.Builder
 	sb.Grow(len(name))
 	space := false
@@ -38,6 +47,48 @@ func NormalizeKey(name string) string {
 		}
 	}
 	return sb.String()
+}
+
+// asciiKey is NormalizeKey of an ASCII name, where letters and digits are
+// bytes, lower case is a bit and nothing folds; ok is false for any other
+// name. A name that is its own key (most keys normalised again, most
+// lower-case words) is returned as it is.
+func asciiKey(name string) (string, bool) {
+	own := true // name is its own key so far
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= utf8.RuneSelf:
+			return "", false
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == ' ' && i > 0 && i+1 < len(name) && name[i-1] != ' ':
+			// One space between words stays as it is.
+		default:
+			own = false
+		}
+	}
+	if own {
+		return name, true
+	}
+	b := make([]byte, 0, len(name))
+	space := false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', 'A' <= c && c <= 'Z':
+			if space && len(b) > 0 {
+				b = append(b, ' ')
+			}
+			space = false
+			if c <= 'Z' && c >= 'A' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		case c == '\'':
+			// As in NormalizeKey: "Maurice's" is one word.
+		default:
+			space = true
+		}
+	}
+	return string(b), true
 }
 
 // EntityID is the stable id of the entity a name refers to.
