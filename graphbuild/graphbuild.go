@@ -143,10 +143,11 @@ func BuildReleasing(chunks []ChunkExtraction) ([]store.EntityMention, []store.Re
 }
 
 func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []store.RelationMention, []Merge) {
-	merges := Resolve(chunks)
+	keys := keyMemo{}
+	merges := resolve(chunks, keys)
 	fold := make(map[string]string, len(merges)) // short form key -> full name key
 	for _, m := range merges {
-		fold[NormalizeKey(m.Short)] = NormalizeKey(m.Full)
+		fold[keys.key(m.Short)] = keys.key(m.Full)
 	}
 	// Sized for the usual case (rows at most the records; endpoints named
 	// only by a relation are rare) rather than grown by doubling, whose
@@ -160,13 +161,16 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 	}
 	ents := make([]store.EntityMention, 0, nEnts)
 	rels := make([]store.RelationMention, 0, nRels)
-	// One string per id, shared by its rows, not one per row.
-	ids := map[string]string{}
-	intern := func(id string) string {
-		if s, ok := ids[id]; ok {
-			return s
+	// One string per id, shared by its rows, not one per row, and hashed
+	// once per document.
+	entityIDs := map[string]string{}      // by key
+	relationIDs := map[[2]string]string{} // by endpoints
+	entityID := func(key string) string {
+		id, ok := entityIDs[key]
+		if !ok {
+			id = "e" + shortHash(key)
+			entityIDs[key] = id
 		}
-		ids[id] = id
 		return id
 	}
 	for i, c := range chunks {
@@ -178,17 +182,17 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 		}
 		entIdx := map[string]int{}
 		addEntity := func(name, typ, desc string) string {
-			key := NormalizeKey(name)
+			key := keys.key(name)
 			if key == "" {
 				return ""
 			}
 			if full, ok := fold[key]; ok {
 				key = full
 			}
-			id := intern("e" + shortHash(key))
+			id := entityID(key)
 			if i, ok := entIdx[id]; ok {
 				m := &ents[i]
-				if NormalizeKey(m.Name) != key && NormalizeKey(name) == key {
+				if keys.key(m.Name) != key && keys.key(name) == key {
 					m.Name = strings.TrimSpace(name) // the full name over a short form of it
 				}
 				m.Description = appendUnique(m.Description, desc)
@@ -214,7 +218,11 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 			if src == "" || tgt == "" || src == tgt {
 				continue
 			}
-			id := intern(RelationID(src, tgt, ""))
+			id, ok := relationIDs[[2]string{src, tgt}]
+			if !ok {
+				id = RelationID(src, tgt, "")
+				relationIDs[[2]string{src, tgt}] = id
+			}
 			w := r.Weight
 			if w <= 0 {
 				w = 1
@@ -240,6 +248,20 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 }
 
 const maxKeywords = 12
+
+// keyMemo holds the keys of the names of one document, which names the
+// same entities over and over.
+type keyMemo map[string]string
+
+// key is NormalizeKey(name).
+func (m keyMemo) key(name string) string {
+	k, ok := m[name]
+	if !ok {
+		k = NormalizeKey(name)
+		m[name] = k
+	}
+	return k
+}
 
 // appendUnique adds a description line unless it is already there.
 func appendUnique(have, add string) string {

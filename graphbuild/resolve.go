@@ -33,10 +33,14 @@ type Merge struct {
 // Resolve returns the merges of one document's extractions: which names
 // stand for another name of the same document.
 func Resolve(chunks []ChunkExtraction) []Merge {
+	return resolve(chunks, keyMemo{})
+}
+
+func resolve(chunks []ChunkExtraction, keys keyMemo) []Merge {
 	names := map[string]*docName{} // by key
 	var order []string
 	note := func(name, typ string) {
-		key := NormalizeKey(name)
+		key := keys.key(name)
 		if key == "" {
 			return
 		}
