@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"sync"
 	"unicode"
@@ -93,11 +94,22 @@ func (h *Hash) Vector(text string) []float32 {
 	v := make([]float32, h.dim)
 	e := hashBuffers.Get().(*hashEmbedding)
 	e.h, e.v, e.havePrev = h, v, false
+	e.touched = resized(e.touched, (h.dim+63)/64)
 	e.words(text)
+	e.normalize()
 	e.h, e.v = nil, nil
 	hashBuffers.Put(e)
-	normalize(v)
 	return v
+}
+
+// resized returns b with length n, all zero, reusing its array when it can.
+func resized(b []uint64, n int) []uint64 {
+	if cap(b) < n {
+		return make([]uint64, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
 }
 
 // hashBuffers recycles the buffers of hashEmbedding.
@@ -117,6 +129,10 @@ type hashEmbedding struct {
 	word     []byte // the word being read, lower-cased
 	run      []byte // the run of CJK characters being read
 	pad      []byte // '<' word '>' for its trigrams
+	// touched has a bit for each element of v that a feature was added to:
+	// the others are +0, so normalising can pass them by (a short text
+	// touches a few dozen of 384).
+	touched []uint64
 }
 
 // words adds the features of each lower-cased run of letters and digits of
@@ -188,9 +204,9 @@ func (e *hashEmbedding) flushWord() {
 	if stop {
 		w *= h.stopWeight
 	}
-	h.add(e.v, hw, w)
+	e.add(hw, w)
 	if e.havePrev {
-		h.add(e.v, mix(e.prev, hw), h.bigramW*w)
+		e.add(mix(e.prev, hw), h.bigramW*w)
 	}
 	e.prev, e.havePrev = hw, true
 	// Character trigrams of the padded word make inflections and
@@ -205,7 +221,7 @@ func (e *hashEmbedding) flushWord() {
 			if p[i] >= utf8.RuneSelf {
 				_, size = utf8.DecodeRune(p[i:])
 			}
-			h.add(e.v, fnv64b(p[i:i+3])^0x9e3779b97f4a7c15, h.trigramW)
+			e.add(fnv64b(p[i:i+3])^0x9e3779b97f4a7c15, h.trigramW)
 			i += size
 		}
 	}
@@ -215,7 +231,7 @@ func (e *hashEmbedding) flushRun() {
 	if len(e.run) == 0 {
 		return
 	}
-	e.h.addCJK(e.v, e.run)
+	e.addCJK(e.run)
 	e.run = e.run[:0]
 	e.havePrev = false
 }
@@ -223,7 +239,8 @@ func (e *hashEmbedding) flushRun() {
 // addCJK adds the character unigrams, bigrams and trigrams of a run of CJK
 // characters: a bigram is the usual stand-in for a word, a trigram for a
 // name, and single characters keep a one-character word from vanishing.
-func (h *Hash) addCJK(v []float32, run []byte) {
+func (e *hashEmbedding) addCJK(run []byte) {
+	h := e.h
 	var ends [4]int // byte offsets where the last characters start, newest last
 	n := 0
 	for i := 0; i < len(run); {
@@ -232,7 +249,7 @@ func (h *Hash) addCJK(v []float32, run []byte) {
 		ends[3] = i
 		n++
 		for k := 1; k <= 3 && k <= n; k++ {
-			h.add(v, fnv64b(run[ends[4-k]:i+w])^cjkSeed[k-1], h.cjkW[k-1])
+			e.add(fnv64b(run[ends[4-k]:i+w])^cjkSeed[k-1], h.cjkW[k-1])
 		}
 		i += w
 	}
@@ -241,33 +258,47 @@ func (h *Hash) addCJK(v []float32, run []byte) {
 // cjkSeed keeps CJK n-gram features apart from word features of the same bytes.
 var cjkSeed = [3]uint64{0x2545f4914f6cdd1d, 0x5851f42d4c957f2d, 0x14057b7ef767814f}
 
-func (h *Hash) add(v []float32, hv uint64, w float32) {
+// add adds w to the element hv picks, negated when hv's top bit is set.
+func (e *hashEmbedding) add(hv uint64, w float32) {
 	var idx uint64
-	if h.dim == defaultDim {
+	if len(e.v) == defaultDim {
 		idx = hv % defaultDim // a constant divisor: a multiplication, not a division
 	} else {
-		idx = hv % uint64(h.dim)
+		idx = hv % uint64(len(e.v))
 	}
 	if hv>>63 == 1 {
 		w = -w
 	}
-	v[idx] += w
+	e.v[idx] += w
+	e.touched[idx/64] |= 1 << (idx % 64)
 }
 
 // defaultDim is the dimension of hash vectors unless WithDimension sets one.
 const defaultDim = 384
 
-func normalize(v []float32) {
+// normalize scales v to unit length. The squares are summed in the order
+// of the elements, as they always were; the untouched elements, +0, add
+// +0 to the sum and change nothing, so they are passed by.
+func (e *hashEmbedding) normalize() {
+	v := e.v
 	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
+	for k, set := range e.touched {
+		for set != 0 {
+			i := k*64 + bits.TrailingZeros64(set)
+			set &= set - 1
+			s += float64(v[i]) * float64(v[i])
+		}
 	}
 	if s == 0 {
 		return
 	}
 	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
+	for k, set := range e.touched {
+		for set != 0 {
+			i := k*64 + bits.TrailingZeros64(set)
+			set &= set - 1
+			v[i] *= inv
+		}
 	}
 }
 

@@ -147,7 +147,16 @@ func referenceVector(h *Hash, text string) []float32 {
 			}
 		}
 	})
-	normalize(v)
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum != 0 {
+		inv := float32(1 / math.Sqrt(sum))
+		for i := range v {
+			v[i] *= inv
+		}
+	}
 	return v
 }
 
