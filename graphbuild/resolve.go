@@ -98,25 +98,12 @@ func resolve(chunks []ChunkExtraction, keys keyMemo) []Merge {
 			merged[ak] = Merge{Short: names[ak].name, Full: names[lk].name, Rule: "acronym"}
 		}
 	}
-	// Surnames. A word the document also writes in lower case is a common
-	// word capitalised by its place ("President", "Revolution"), no surname.
-	// Word by word, chunk by chunk: a whole book's text is not copied, nor
-	// its words listed, to find the few thousand written in lower case.
-	lowerWords := map[string]bool{}
-	for _, c := range chunks {
-		addLowerWords(lowerWords, c.Text)
-		if c.Text == "" && c.Extraction != nil {
-			for _, e := range c.Extraction.Entities {
-				addLowerWords(lowerWords, e.Description)
-			}
-		}
-	}
 	fulls := map[string][]string{} // last word (key) -> full names' keys
 	inNames := map[string]int{}    // word key -> multi-word names holding it
 	for _, k := range order {
 		n := names[k]
 		// "Chicago Bulls" where Chicago is a name of its own: a place's team, not a person.
-		if last, ok := fullName(n); ok && names[NormalizeKey(strings.Fields(n.name)[0])] == nil {
+		if last, ok := fullName(n); ok && names[keys.key(strings.Fields(n.name)[0])] == nil {
 			fulls[last] = append(fulls[last], k)
 		}
 		if words := strings.Fields(k); len(words) > 1 {
@@ -129,13 +116,35 @@ func resolve(chunks []ChunkExtraction, keys keyMemo) []Merge {
 			}
 		}
 	}
+	// Surnames: a short form of exactly one full name. A word the document
+	// also writes in lower case is a common word capitalised by its place
+	// ("President", "Revolution"), no surname; the text is searched for the
+	// candidates' lower-case forms only, and only when there are any.
+	var candidates []string
+	lowerWords := map[string]bool{} // lower-case forms of the candidates -> written so
 	for _, k := range order {
 		n := names[k]
-		if _, done := merged[k]; done || !shortForm(n) || lowerWords[strings.ToLower(n.name)] {
+		if _, done := merged[k]; done || !shortForm(n) {
 			continue
 		}
 		if fs := fulls[k]; len(fs) == 1 && inNames[k] == 1 {
-			merged[k] = Merge{Short: n.name, Full: names[fs[0]].name, Rule: "surname"}
+			candidates = append(candidates, k)
+			lowerWords[strings.ToLower(n.name)] = false
+		}
+	}
+	if len(candidates) > 0 {
+		for _, c := range chunks {
+			markLowerWords(lowerWords, c.Text)
+			if c.Text == "" && c.Extraction != nil {
+				for _, e := range c.Extraction.Entities {
+					markLowerWords(lowerWords, e.Description)
+				}
+			}
+		}
+	}
+	for _, k := range candidates {
+		if n := names[k]; !lowerWords[strings.ToLower(n.name)] {
+			merged[k] = Merge{Short: n.name, Full: names[fulls[k][0]].name, Rule: "surname"}
 		}
 	}
 	// A full name is never itself folded away (no chains), and nothing is
@@ -150,27 +159,29 @@ func resolve(chunks []ChunkExtraction, keys keyMemo) []Merge {
 	return out
 }
 
-// addLowerWords adds to set the words of text (runs of letters) that begin
-// with a lower-case letter.
-func addLowerWords(set map[string]bool, text string) {
+// markLowerWords marks the words of set that text writes: runs of
+// letters beginning with a lower-case letter.
+func markLowerWords(set map[string]bool, text string) {
 	start := -1
 	for i, r := range text {
 		switch letter := unicode.IsLetter(r); {
 		case letter && start < 0:
 			start = i
 		case !letter && start >= 0:
-			addLowerWord(set, text[start:i])
+			markLowerWord(set, text[start:i])
 			start = -1
 		}
 	}
 	if start >= 0 {
-		addLowerWord(set, text[start:])
+		markLowerWord(set, text[start:])
 	}
 }
 
-func addLowerWord(set map[string]bool, w string) {
-	if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) && !set[w] {
-		set[strings.Clone(w)] = true // not a view keeping the chunk's text alive
+func markLowerWord(set map[string]bool, w string) {
+	if seen, wanted := set[w]; wanted && !seen {
+		if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) {
+			set[w] = true
+		}
 	}
 }
 
