@@ -199,7 +199,7 @@ type offExtraction struct {
 	order  []string // entity keys in order of first mention
 	ents   map[string]*offEntity
 	rels   []Relation
-	relIdx map[string]int
+	relIdx map[[2]string]int // by the two keys, in order
 
 	s *offScratch // where the working memory above came from
 }
@@ -322,7 +322,7 @@ func (x *offExtraction) add(sp offSpan) {
 // resolve assigns every mention to an entity and builds the relations.
 func (x *offExtraction) resolve() {
 	x.ents = make(map[string]*offEntity, len(x.spans)/2+2)
-	x.relIdx = make(map[string]int, len(x.spans))
+	x.relIdx = make(map[[2]string]int, len(x.spans))
 	keys := make(map[string]bool, len(x.spans)+2)
 	for _, sp := range x.spans {
 		keys[sp.key] = true
@@ -348,7 +348,11 @@ func (x *offExtraction) resolve() {
 		x.relate(x.titleKey, x.aliasKey, "title", firstDesc)
 	}
 	for _, sp := range x.spans {
-		x.entity(sp.key, sp.name, sp.typ, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end))
+		desc := "" // an entity keeps the description of its first mention
+		if _, known := x.ents[sp.key]; !known {
+			desc = x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end)
+		}
+		x.entity(sp.key, sp.name, sp.typ, desc)
 	}
 	x.titleRelations()
 	// Entities that share a sentence: each one with the next few.
@@ -375,7 +379,9 @@ func (x *offExtraction) cooccur(spans []offSpan) {
 				continue
 			}
 			paired++
-			x.relate(a.key, b.key, x.between(a.end, b.start, a.t1, b.t0), x.snippet(a.start, b.end, a.start, b.end))
+			x.relateLazy(a.key, b.key, func() (string, string) {
+				return x.between(a.end, b.start, a.t1, b.t0), x.snippet(a.start, b.end, a.start, b.end)
+			})
 		}
 	}
 }
@@ -396,8 +402,10 @@ func (x *offExtraction) titleRelations() {
 			continue
 		}
 		linked++
-		kw := x.between(x.sentStart[sp.sent], sp.start, x.sentOpen(sp.sent), sp.t0)
-		x.relate(x.titleKey, sp.key, kw, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end))
+		x.relateLazy(x.titleKey, sp.key, func() (string, string) {
+			kw := x.between(x.sentStart[sp.sent], sp.start, x.sentOpen(sp.sent), sp.t0)
+			return kw, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end)
+		})
 	}
 }
 
@@ -417,17 +425,25 @@ func (x *offExtraction) entity(key, name, typ, desc string) {
 }
 
 func (x *offExtraction) relate(ka, kb, keywords, desc string) {
+	x.relateLazy(ka, kb, func() (string, string) { return keywords, desc })
+}
+
+// relateLazy is relate with the keywords and description made by describe,
+// called only for a pair not related before: a repeated pair only weighs
+// more, and its words and snippet were made for nothing.
+func (x *offExtraction) relateLazy(ka, kb string, describe func() (keywords, desc string)) {
 	if ka == kb {
 		return
 	}
-	id := ka + "\x00" + kb
+	id := [2]string{ka, kb}
 	if kb < ka {
-		id = kb + "\x00" + ka
+		id = [2]string{kb, ka}
 	}
 	if i, ok := x.relIdx[id]; ok {
 		x.rels[i].Weight++
 		return
 	}
+	keywords, desc := describe()
 	x.relIdx[id] = len(x.rels)
 	x.rels = append(x.rels, Relation{
 		Source: x.ents[ka].name, Target: x.ents[kb].name,
