@@ -240,7 +240,7 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 			relIdx[id] = len(rels)
 			rels = append(rels, store.RelationMention{
 				RelationID: id, SourceID: src, TargetID: tgt, ChunkID: c.ChunkID,
-				Keywords: mergeKeywords([]string{r.Keywords}, maxKeywords), Description: strings.TrimSpace(r.Description), Weight: w,
+				Keywords: keywordList(r.Keywords), Description: strings.TrimSpace(r.Description), Weight: w,
 			})
 		}
 	}
@@ -269,7 +269,9 @@ func appendUnique(have, add string) string {
 	if add == "" {
 		return have
 	}
-	for _, line := range strings.Split(have, "\n") {
+	for rest, more := have, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
 		if line == add {
 			return have
 		}
@@ -278,6 +280,15 @@ func appendUnique(have, add string) string {
 		return add
 	}
 	return have + "\n" + add
+}
+
+// keywordList is mergeKeywords of one list; most lists the extractors
+// write are one keyword or none, which need no splitting.
+func keywordList(l string) string {
+	if !strings.Contains(l, ",") {
+		return strings.TrimSpace(l)
+	}
+	return mergeKeywords([]string{l}, maxKeywords)
 }
 
 // mergeKeywords unions comma-separated keyword lists, keeping first-seen order.

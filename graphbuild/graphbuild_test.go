@@ -170,3 +170,22 @@ func TestASCIIKey(t *testing.T) {
 		t.Fatal("asciiKey took a name that is not ASCII")
 	}
 }
+
+func TestKeywordListIsMergeKeywords(t *testing.T) {
+	for _, l := range []string{"", " ", "married", " married ", "a,b", "a, A, b", ",", " , x", "K, k, ſ, s", strings.Repeat("w,", 20)} {
+		if got, want := keywordList(l), mergeKeywords([]string{l}, maxKeywords); got != want {
+			t.Errorf("keywordList(%q) = %q, want %q", l, got, want)
+		}
+	}
+}
+
+func TestAppendUnique(t *testing.T) {
+	for _, c := range []struct{ have, add, want string }{
+		{"", "a", "a"}, {"", " ", ""}, {"a", "a", "a"}, {"a", " a ", "a"}, {"a\nb", "b", "a\nb"},
+		{"a\nb", "c", "a\nb\nc"}, {"ab", "a", "ab\na"}, {"a\n", "b", "a\n\nb"},
+	} {
+		if got := appendUnique(c.have, c.add); got != c.want {
+			t.Errorf("appendUnique(%q, %q) = %q, want %q", c.have, c.add, got, c.want)
+		}
+	}
+}
