@@ -234,9 +234,10 @@ func (c *cl100k) count(s string) int {
 	return n
 }
 
-// pieceCache remembers the token counts of recent short pieces: most
-// pieces of prose are a few hundred words, and a look-up in the 100k
-// tokens of the vocabulary misses the processor's caches twice.
+// pieceCache remembers the token counts of recent short pieces: prose
+// repeats a few thousand words, and a look-up among the 100k tokens of the
+// vocabulary misses the processor's caches twice. Each processor has one
+// (a sync.Pool), 512 KB.
 type pieceCache [1 << 14]cacheEntry
 
 type cacheEntry struct {
