@@ -165,3 +165,20 @@ func TestHashVersion1VectorsUnchanged(t *testing.T) {
 		t.Error("the versions differ on text without CJK")
 	}
 }
+
+// BenchmarkHashVectorShort embeds texts the size of the merged entities'
+// and relations' (a name and a line of description), which the store
+// embeds by the hundred thousand.
+func BenchmarkHashVectorShort(b *testing.B) {
+	h := NewHash()
+	texts := []string{
+		"Lothair II\nLothair II was a king of Lotharingia.",
+		"married, queen\nTeutberga was a queen of Lotharingia by marriage to Lothair II.",
+		"St. Maurice's Abbey\nthe lay-abbot of St. Maurice's Abbey",
+	}
+	for b.Loop() {
+		for _, t := range texts {
+			h.Vector(t)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"docgraph/ner"
 	"docgraph/store"
@@ -15,6 +16,14 @@ import (
 // NormalizeKey folds case, whitespace, punctuation and Latin diacritics so
 // that "Lothair II", "lothair  II" and "Lothair II." name the same entity.
 func NormalizeKey(name string) string {
+	if key, ok := asciiKey(name); ok {
+		return key
+	}
+	return normalizeKey(name)
+}
+
+// normalizeKey is NormalizeKey of any name.
+func normalizeKey(name string) string {
 	var sb strings.Builder
 	sb.Grow(len(name))
 	space := false
@@ -38,6 +47,48 @@ func NormalizeKey(name string) string {
 		}
 	}
 	return sb.String()
+}
+
+// asciiKey is NormalizeKey of an ASCII name, where letters and digits are
+// bytes, lower case is a bit and nothing folds; ok is false for any other
+// name. A name that is its own key (most keys normalised again, most
+// lower-case words) is returned as it is.
+func asciiKey(name string) (string, bool) {
+	own := true // name is its own key so far
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= utf8.RuneSelf:
+			return "", false
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == ' ' && i > 0 && i+1 < len(name) && name[i-1] != ' ':
+			// One space between words stays as it is.
+		default:
+			own = false
+		}
+	}
+	if own {
+		return name, true
+	}
+	b := make([]byte, 0, len(name))
+	space := false
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', 'A' <= c && c <= 'Z':
+			if space && len(b) > 0 {
+				b = append(b, ' ')
+			}
+			space = false
+			if c <= 'Z' && c >= 'A' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		case c == '\'':
+			// As in NormalizeKey: "Maurice's" is one word.
+		default:
+			space = true
+		}
+	}
+	return string(b), true
 }
 
 // EntityID is the stable id of the entity a name refers to.
@@ -92,10 +143,11 @@ func BuildReleasing(chunks []ChunkExtraction) ([]store.EntityMention, []store.Re
 }
 
 func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []store.RelationMention, []Merge) {
-	merges := Resolve(chunks)
+	keys := keyMemo{}
+	merges := resolve(chunks, keys)
 	fold := make(map[string]string, len(merges)) // short form key -> full name key
 	for _, m := range merges {
-		fold[NormalizeKey(m.Short)] = NormalizeKey(m.Full)
+		fold[keys.key(m.Short)] = keys.key(m.Full)
 	}
 	// Sized for the usual case (rows at most the records; endpoints named
 	// only by a relation are rare) rather than grown by doubling, whose
@@ -109,13 +161,16 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 	}
 	ents := make([]store.EntityMention, 0, nEnts)
 	rels := make([]store.RelationMention, 0, nRels)
-	// One string per id, shared by its rows, not one per row.
-	ids := map[string]string{}
-	intern := func(id string) string {
-		if s, ok := ids[id]; ok {
-			return s
+	// One string per id, shared by its rows, not one per row, and hashed
+	// once per document.
+	entityIDs := map[string]string{}      // by key
+	relationIDs := map[[2]string]string{} // by endpoints
+	entityID := func(key string) string {
+		id, ok := entityIDs[key]
+		if !ok {
+			id = "e" + shortHash(key)
+			entityIDs[key] = id
 		}
-		ids[id] = id
 		return id
 	}
 	for i, c := range chunks {
@@ -127,17 +182,17 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 		}
 		entIdx := map[string]int{}
 		addEntity := func(name, typ, desc string) string {
-			key := NormalizeKey(name)
+			key := keys.key(name)
 			if key == "" {
 				return ""
 			}
 			if full, ok := fold[key]; ok {
 				key = full
 			}
-			id := intern("e" + shortHash(key))
+			id := entityID(key)
 			if i, ok := entIdx[id]; ok {
 				m := &ents[i]
-				if NormalizeKey(m.Name) != key && NormalizeKey(name) == key {
+				if keys.key(m.Name) != key && keys.key(name) == key {
 					m.Name = strings.TrimSpace(name) // the full name over a short form of it
 				}
 				m.Description = appendUnique(m.Description, desc)
@@ -163,7 +218,11 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 			if src == "" || tgt == "" || src == tgt {
 				continue
 			}
-			id := intern(RelationID(src, tgt, ""))
+			id, ok := relationIDs[[2]string{src, tgt}]
+			if !ok {
+				id = RelationID(src, tgt, "")
+				relationIDs[[2]string{src, tgt}] = id
+			}
 			w := r.Weight
 			if w <= 0 {
 				w = 1
@@ -181,7 +240,7 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 			relIdx[id] = len(rels)
 			rels = append(rels, store.RelationMention{
 				RelationID: id, SourceID: src, TargetID: tgt, ChunkID: c.ChunkID,
-				Keywords: mergeKeywords([]string{r.Keywords}, maxKeywords), Description: strings.TrimSpace(r.Description), Weight: w,
+				Keywords: keywordList(r.Keywords), Description: strings.TrimSpace(r.Description), Weight: w,
 			})
 		}
 	}
@@ -190,13 +249,29 @@ func build(chunks []ChunkExtraction, release bool) ([]store.EntityMention, []sto
 
 const maxKeywords = 12
 
+// keyMemo holds the keys of the names of one document, which names the
+// same entities over and over.
+type keyMemo map[string]string
+
+// key is NormalizeKey(name).
+func (m keyMemo) key(name string) string {
+	k, ok := m[name]
+	if !ok {
+		k = NormalizeKey(name)
+		m[name] = k
+	}
+	return k
+}
+
 // appendUnique adds a description line unless it is already there.
 func appendUnique(have, add string) string {
 	add = strings.TrimSpace(add)
 	if add == "" {
 		return have
 	}
-	for _, line := range strings.Split(have, "\n") {
+	for rest, more := have, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
 		if line == add {
 			return have
 		}
@@ -205,6 +280,15 @@ func appendUnique(have, add string) string {
 		return add
 	}
 	return have + "\n" + add
+}
+
+// keywordList is mergeKeywords of one list; most lists the extractors
+// write are one keyword or none, which need no splitting.
+func keywordList(l string) string {
+	if !strings.Contains(l, ",") {
+		return strings.TrimSpace(l)
+	}
+	return mergeKeywords([]string{l}, maxKeywords)
 }
 
 // mergeKeywords unions comma-separated keyword lists, keeping first-seen order.

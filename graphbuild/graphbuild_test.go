@@ -2,6 +2,7 @@ package graphbuild
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -144,5 +145,47 @@ func TestDescriptionBudget(t *testing.T) {
 	sum, _ := NewMerger(emb, WithDescriptionBudget(50), WithSummarizer(s)).MergeEntities(context.Background(), [][]store.EntityMention{long})
 	if s.calls != 1 || sum[0].Description != "summary of entity X" {
 		t.Errorf("summariser calls %d, description %q", s.calls, sum[0].Description)
+	}
+}
+
+// TestASCIIKey: the ASCII shortcut gives the key the general code gives.
+func TestASCIIKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 4))
+	alphabet := "aZ09 '.-_\t\n(AbC xyz  Q'"
+	names := []string{"", " ", "a", "a b", "a  b", " a", "a ", "lothair ii", "Lothair  II.", "Maurice's", "o'brien", "x_y", "\x00a"}
+	for range 20000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		names = append(names, string(b))
+	}
+	for _, n := range names {
+		got, ok := asciiKey(n)
+		if want := normalizeKey(n); !ok || got != want {
+			t.Fatalf("asciiKey(%q) = %q, %t; want %q", n, got, ok, want)
+		}
+	}
+	if _, ok := asciiKey("Aschenbrödel"); ok {
+		t.Fatal("asciiKey took a name that is not ASCII")
+	}
+}
+
+func TestKeywordListIsMergeKeywords(t *testing.T) {
+	for _, l := range []string{"", " ", "married", " married ", "a,b", "a, A, b", ",", " , x", "K, k, ſ, s", strings.Repeat("w,", 20)} {
+		if got, want := keywordList(l), mergeKeywords([]string{l}, maxKeywords); got != want {
+			t.Errorf("keywordList(%q) = %q, want %q", l, got, want)
+		}
+	}
+}
+
+func TestAppendUnique(t *testing.T) {
+	for _, c := range []struct{ have, add, want string }{
+		{"", "a", "a"}, {"", " ", ""}, {"a", "a", "a"}, {"a", " a ", "a"}, {"a\nb", "b", "a\nb"},
+		{"a\nb", "c", "a\nb\nc"}, {"ab", "a", "ab\na"}, {"a\n", "b", "a\n\nb"},
+	} {
+		if got := appendUnique(c.have, c.add); got != c.want {
+			t.Errorf("appendUnique(%q, %q) = %q, want %q", c.have, c.add, got, c.want)
+		}
 	}
 }

@@ -33,10 +33,14 @@ type Merge struct {
 // Resolve returns the merges of one document's extractions: which names
 // stand for another name of the same document.
 func Resolve(chunks []ChunkExtraction) []Merge {
+	return resolve(chunks, keyMemo{})
+}
+
+func resolve(chunks []ChunkExtraction, keys keyMemo) []Merge {
 	names := map[string]*docName{} // by key
 	var order []string
 	note := func(name, typ string) {
-		key := NormalizeKey(name)
+		key := keys.key(name)
 		if key == "" {
 			return
 		}
@@ -94,25 +98,12 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 			merged[ak] = Merge{Short: names[ak].name, Full: names[lk].name, Rule: "acronym"}
 		}
 	}
-	// Surnames. A word the document also writes in lower case is a common
-	// word capitalised by its place ("President", "Revolution"), no surname.
-	// Word by word, chunk by chunk: a whole book's text is not copied, nor
-	// its words listed, to find the few thousand written in lower case.
-	lowerWords := map[string]bool{}
-	for _, c := range chunks {
-		addLowerWords(lowerWords, c.Text)
-		if c.Text == "" && c.Extraction != nil {
-			for _, e := range c.Extraction.Entities {
-				addLowerWords(lowerWords, e.Description)
-			}
-		}
-	}
 	fulls := map[string][]string{} // last word (key) -> full names' keys
 	inNames := map[string]int{}    // word key -> multi-word names holding it
 	for _, k := range order {
 		n := names[k]
 		// "Chicago Bulls" where Chicago is a name of its own: a place's team, not a person.
-		if last, ok := fullName(n); ok && names[NormalizeKey(strings.Fields(n.name)[0])] == nil {
+		if last, ok := fullName(n); ok && names[keys.key(strings.Fields(n.name)[0])] == nil {
 			fulls[last] = append(fulls[last], k)
 		}
 		if words := strings.Fields(k); len(words) > 1 {
@@ -125,13 +116,35 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 			}
 		}
 	}
+	// Surnames: a short form of exactly one full name. A word the document
+	// also writes in lower case is a common word capitalised by its place
+	// ("President", "Revolution"), no surname; the text is searched for the
+	// candidates' lower-case forms only, and only when there are any.
+	var candidates []string
+	lowerWords := map[string]bool{} // lower-case forms of the candidates -> written so
 	for _, k := range order {
 		n := names[k]
-		if _, done := merged[k]; done || !shortForm(n) || lowerWords[strings.ToLower(n.name)] {
+		if _, done := merged[k]; done || !shortForm(n) {
 			continue
 		}
 		if fs := fulls[k]; len(fs) == 1 && inNames[k] == 1 {
-			merged[k] = Merge{Short: n.name, Full: names[fs[0]].name, Rule: "surname"}
+			candidates = append(candidates, k)
+			lowerWords[strings.ToLower(n.name)] = false
+		}
+	}
+	if len(candidates) > 0 {
+		for _, c := range chunks {
+			markLowerWords(lowerWords, c.Text)
+			if c.Text == "" && c.Extraction != nil {
+				for _, e := range c.Extraction.Entities {
+					markLowerWords(lowerWords, e.Description)
+				}
+			}
+		}
+	}
+	for _, k := range candidates {
+		if n := names[k]; !lowerWords[strings.ToLower(n.name)] {
+			merged[k] = Merge{Short: n.name, Full: names[fulls[k][0]].name, Rule: "surname"}
 		}
 	}
 	// A full name is never itself folded away (no chains), and nothing is
@@ -146,27 +159,29 @@ func Resolve(chunks []ChunkExtraction) []Merge {
 	return out
 }
 
-// addLowerWords adds to set the words of text (runs of letters) that begin
-// with a lower-case letter.
-func addLowerWords(set map[string]bool, text string) {
+// markLowerWords marks the words of set that text writes: runs of
+// letters beginning with a lower-case letter.
+func markLowerWords(set map[string]bool, text string) {
 	start := -1
 	for i, r := range text {
 		switch letter := unicode.IsLetter(r); {
 		case letter && start < 0:
 			start = i
 		case !letter && start >= 0:
-			addLowerWord(set, text[start:i])
+			markLowerWord(set, text[start:i])
 			start = -1
 		}
 	}
 	if start >= 0 {
-		addLowerWord(set, text[start:])
+		markLowerWord(set, text[start:])
 	}
 }
 
-func addLowerWord(set map[string]bool, w string) {
-	if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) && !set[w] {
-		set[strings.Clone(w)] = true // not a view keeping the chunk's text alive
+func markLowerWord(set map[string]bool, w string) {
+	if seen, wanted := set[w]; wanted && !seen {
+		if first, _ := utf8.DecodeRuneInString(w); unicode.IsLower(first) {
+			set[w] = true
+		}
 	}
 }
 
@@ -287,22 +302,84 @@ var (
 
 // acronymDefinitions returns the (acronym, long form) pairs text defines,
 // the long form cut to the words whose initials spell the acronym.
+//
+// Every definition holds exactly one "(", followed by a capital, and lies
+// within the letters, spaces and name punctuation around it, so the
+// patterns run on those windows only, not on the whole text: the same
+// matches (acronymDefinitionsWhole in the tests runs them on the whole
+// text), at a fraction of the cost on a book.
 func acronymDefinitions(text string) [][2]string {
-	if !strings.Contains(text, "(") {
-		return nil
-	}
-	var out [][2]string
-	for _, m := range longThenAcronym.FindAllStringSubmatch(text, -1) {
-		if long, ok := initialsMatch(m[2], m[1]); ok {
-			out = append(out, [2]string{m[2], long})
+	var out, after [][2]string
+	for p := 0; ; p++ {
+		i := strings.IndexByte(text[p:], '(')
+		if i < 0 {
+			break
+		}
+		p += i
+		if !capitalAfter(text, p+1) {
+			continue
+		}
+		w := text[definitionStart(text, p):definitionEnd(text, p+1)]
+		if m := longThenAcronym.FindStringSubmatch(w); m != nil {
+			if long, ok := initialsMatch(m[2], m[1]); ok {
+				out = append(out, [2]string{m[2], long})
+			}
+		}
+		if m := acronymThenLong.FindStringSubmatch(w); m != nil {
+			if long, ok := initialsMatch(m[1], m[2]); ok && long == strings.Join(strings.Fields(m[2]), " ") {
+				after = append(after, [2]string{m[1], long})
+			}
 		}
 	}
-	for _, m := range acronymThenLong.FindAllStringSubmatch(text, -1) {
-		if long, ok := initialsMatch(m[1], m[2]); ok && long == strings.Join(strings.Fields(m[2]), " ") {
-			out = append(out, [2]string{m[1], long})
+	return append(out, after...)
+}
+
+// capitalAfter reports whether text[i:] opens with white space (as the
+// patterns' \s has it) and then an upper-case letter.
+func capitalAfter(text string, i int) bool {
+	for i < len(text) && strings.IndexByte(" \t\n\f\r", text[i]) >= 0 {
+		i++
+	}
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	return unicode.IsUpper(r)
+}
+
+// inDefinition reports the characters a definition holds besides its
+// "(" and its closing ")", "," or ";": letters, white space, and the
+// apostrophes, full stops, hyphens and ampersands of names.
+func inDefinition(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\f', '\r', '\'', '’', '.', '-', '&':
+		return true
+	}
+	return unicode.IsLetter(r)
+}
+
+// definitionStart is where the window of the "(" at p starts: one
+// character before the run of definition characters that ends at p, so
+// that \b sees what it would see in the whole text.
+func definitionStart(text string, p int) int {
+	for p > 0 {
+		r, n := utf8.DecodeLastRuneInString(text[:p])
+		p -= n
+		if !inDefinition(r) {
+			break
 		}
 	}
-	return out
+	return p
+}
+
+// definitionEnd is where the window that goes on at i ends: after the run
+// of definition characters from i and the character that ends it.
+func definitionEnd(text string, i int) int {
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		i += n
+		if !inDefinition(r) {
+			break
+		}
+	}
+	return i
 }
 
 // initialsMatch checks that the capitals of acr are the initials of the

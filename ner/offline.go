@@ -1,11 +1,13 @@
 package ner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -90,6 +92,7 @@ func (o *Offline) Extract(ctx context.Context, c Chunk) (*Extraction, error) {
 		return nil, fmt.Errorf("offline extract chunk %q: %w", c.ID, err)
 	}
 	x := &offExtraction{o: o, text: c.Text}
+	defer x.release()
 	if err := x.run(ctx, c.DocTitle); err != nil {
 		return nil, fmt.Errorf("offline extract chunk %q: %w", c.ID, err)
 	}
@@ -100,8 +103,55 @@ func (o *Offline) Extract(ctx context.Context, c Chunk) (*Extraction, error) {
 // retrieval can link it to the entities of the graph.
 func (o *Offline) Mentions(text string) []Entity {
 	x := &offExtraction{o: o, text: text, query: true, bridge: true}
+	defer x.release()
 	_ = x.run(context.Background(), "")
 	return x.entities()
+}
+
+// offScratch is the working memory of one extraction that none of its
+// results keeps: the next extraction reuses it rather than allocate it
+// anew (a chunk's tokens, spans and word sets are most of the bytes the
+// extractor allocates).
+type offScratch struct {
+	toks      []offToken
+	consumed  []bool
+	spans     []offSpan
+	lowers    []string
+	lowered   []bool
+	lowerSeen map[string]bool
+	capMid    map[string]bool
+}
+
+var offScratches = sync.Pool{New: func() any {
+	return &offScratch{lowerSeen: map[string]bool{}, capMid: map[string]bool{}}
+}}
+
+// maxScratchTokens bounds the extractions whose memory is kept for reuse:
+// a huge text (a question pasted whole, a chunk of a custom size) would
+// keep its arrays and maps alive, and clearing a big map costs its size.
+const maxScratchTokens = 1 << 14
+
+// scratch takes working memory for an extraction of text.
+func (x *offExtraction) scratch() *offScratch {
+	if x.s == nil {
+		x.s = offScratches.Get().(*offScratch)
+	}
+	return x.s
+}
+
+// release hands the working memory back, emptied, for the next extraction.
+func (x *offExtraction) release() {
+	s := x.s
+	if s == nil || len(x.toks) > maxScratchTokens {
+		return
+	}
+	clear(x.lowers) // no view of this text outlives it in the pool
+	clear(x.spans)
+	clear(s.lowerSeen)
+	clear(s.capMid)
+	s.toks, s.consumed, s.spans, s.lowers, s.lowered = x.toks[:0], x.consumed[:0], x.spans[:0], x.lowers[:0], x.lowered[:0]
+	x.s = nil
+	offScratches.Put(s)
 }
 
 // offSpan is one mention of an entity in the text.
@@ -149,13 +199,26 @@ type offExtraction struct {
 	order  []string // entity keys in order of first mention
 	ents   map[string]*offEntity
 	rels   []Relation
-	relIdx map[string]int
+	relIdx map[[2]string]int // by the two keys, in order
+
+	s *offScratch // where the working memory above came from
+}
+
+// resized returns b with length n, all zero, reusing its array when it can.
+func resized[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
 }
 
 func (x *offExtraction) run(ctx context.Context, title string) error {
-	x.toks, _ = offTokenize(x.text, make([]offToken, 0, len(x.text)/5+16))
-	x.consumed = make([]bool, len(x.toks))
-	x.spans = make([]offSpan, 0, len(x.toks)/6+4)
+	s := x.scratch()
+	x.toks, _ = offTokenize(x.text, slices.Grow(s.toks[:0], len(x.text)/5+16))
+	x.consumed = resized(s.consumed, len(x.toks))
+	x.spans = slices.Grow(s.spans[:0], len(x.toks)/6+4)
 	x.title = strings.Join(strings.Fields(strings.ToValidUTF8(title, "")), " ")
 	x.titleKey = offKey(x.title)
 	if x.titleKey == "" {
@@ -175,8 +238,7 @@ func (x *offExtraction) run(ctx context.Context, title string) error {
 			break
 		}
 	}
-	x.lowerSeen = make(map[string]bool, len(x.toks)/4)
-	x.capMid = make(map[string]bool, len(x.toks)/16)
+	x.lowerSeen, x.capMid = s.lowerSeen, s.capMid
 	for _, t := range x.toks {
 		switch {
 		case t.kind != offWord:
@@ -215,15 +277,7 @@ func (x *offExtraction) sentence(si, s0, s1 int) {
 	x.quotes(si, s0, s1)
 	x.names(si, s0, s1)
 	spans := x.spans[first:]
-	sort.SliceStable(spans, func(i, j int) bool {
-		if spans[i].start != spans[j].start {
-			return spans[i].start < spans[j].start
-		}
-		if spans[i].end != spans[j].end {
-			return spans[i].end > spans[j].end
-		}
-		return spans[i].quoted && !spans[j].quoted
-	})
+	slices.SortStableFunc(spans, compareSpans)
 	maxEnd := -1
 	for i := range spans {
 		if spans[i].alias {
@@ -234,6 +288,22 @@ func (x *offExtraction) sentence(si, s0, s1 int) {
 			maxEnd = spans[i].end
 		}
 	}
+}
+
+// compareSpans orders the mentions of a sentence by where they start,
+// the longer first, a quoted title before a name of the same extent.
+func compareSpans(a, b offSpan) int {
+	switch {
+	case a.start != b.start:
+		return cmp.Compare(a.start, b.start)
+	case a.end != b.end:
+		return cmp.Compare(b.end, a.end)
+	case a.quoted && !b.quoted:
+		return -1
+	case b.quoted && !a.quoted:
+		return 1
+	}
+	return 0
 }
 
 func (x *offExtraction) add(sp offSpan) {
@@ -252,7 +322,7 @@ func (x *offExtraction) add(sp offSpan) {
 // resolve assigns every mention to an entity and builds the relations.
 func (x *offExtraction) resolve() {
 	x.ents = make(map[string]*offEntity, len(x.spans)/2+2)
-	x.relIdx = make(map[string]int, len(x.spans))
+	x.relIdx = make(map[[2]string]int, len(x.spans))
 	keys := make(map[string]bool, len(x.spans)+2)
 	for _, sp := range x.spans {
 		keys[sp.key] = true
@@ -278,7 +348,11 @@ func (x *offExtraction) resolve() {
 		x.relate(x.titleKey, x.aliasKey, "title", firstDesc)
 	}
 	for _, sp := range x.spans {
-		x.entity(sp.key, sp.name, sp.typ, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end))
+		desc := "" // an entity keeps the description of its first mention
+		if _, known := x.ents[sp.key]; !known {
+			desc = x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end)
+		}
+		x.entity(sp.key, sp.name, sp.typ, desc)
 	}
 	x.titleRelations()
 	// Entities that share a sentence: each one with the next few.
@@ -305,7 +379,9 @@ func (x *offExtraction) cooccur(spans []offSpan) {
 				continue
 			}
 			paired++
-			x.relate(a.key, b.key, x.between(a.end, b.start, a.t1, b.t0), x.snippet(a.start, b.end, a.start, b.end))
+			x.relateLazy(a.key, b.key, func() (string, string) {
+				return x.between(a.end, b.start, a.t1, b.t0), x.snippet(a.start, b.end, a.start, b.end)
+			})
 		}
 	}
 }
@@ -326,8 +402,10 @@ func (x *offExtraction) titleRelations() {
 			continue
 		}
 		linked++
-		kw := x.between(x.sentStart[sp.sent], sp.start, x.sentOpen(sp.sent), sp.t0)
-		x.relate(x.titleKey, sp.key, kw, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end))
+		x.relateLazy(x.titleKey, sp.key, func() (string, string) {
+			kw := x.between(x.sentStart[sp.sent], sp.start, x.sentOpen(sp.sent), sp.t0)
+			return kw, x.snippet(x.sentStart[sp.sent], x.sentEnd[sp.sent], sp.start, sp.end)
+		})
 	}
 }
 
@@ -347,17 +425,25 @@ func (x *offExtraction) entity(key, name, typ, desc string) {
 }
 
 func (x *offExtraction) relate(ka, kb, keywords, desc string) {
+	x.relateLazy(ka, kb, func() (string, string) { return keywords, desc })
+}
+
+// relateLazy is relate with the keywords and description made by describe,
+// called only for a pair not related before: a repeated pair only weighs
+// more, and its words and snippet were made for nothing.
+func (x *offExtraction) relateLazy(ka, kb string, describe func() (keywords, desc string)) {
 	if ka == kb {
 		return
 	}
-	id := ka + "\x00" + kb
+	id := [2]string{ka, kb}
 	if kb < ka {
-		id = kb + "\x00" + ka
+		id = [2]string{kb, ka}
 	}
 	if i, ok := x.relIdx[id]; ok {
 		x.rels[i].Weight++
 		return
 	}
+	keywords, desc := describe()
 	x.relIdx[id] = len(x.rels)
 	x.rels = append(x.rels, Relation{
 		Source: x.ents[ka].name, Target: x.ents[kb].name,

@@ -13,8 +13,8 @@ func (x *offExtraction) word(i int) string { return x.toks[i].text(x.text) }
 // lower returns token i in lower case, computed once per token.
 func (x *offExtraction) lower(i int) string {
 	if x.lowers == nil {
-		x.lowers = make([]string, len(x.toks))
-		x.lowered = make([]bool, len(x.toks))
+		s := x.scratch()
+		x.lowers, x.lowered = resized(s.lowers, len(x.toks)), resized(s.lowered, len(x.toks))
 	}
 	if !x.lowered[i] {
 		x.lowers[i], x.lowered[i] = offLowerWord(x.word(i)), true
@@ -469,7 +469,8 @@ func (x *offExtraction) nameSpan(si, a, b int, cuts []offCut) (int, int) {
 	// people. The whole is one name only when it reads like one: "Procter &
 	// Gamble", "the Mine Safety and Health Administration".
 	var soft []offCut
-	pieces := [][2]int{}
+	var piecesBuf [8][2]int
+	pieces := piecesBuf[:0]
 	ps := a
 	amp, singles := false, true
 	for _, c := range cuts {

@@ -415,3 +415,55 @@ func TestOfflineMentions(t *testing.T) {
 		}
 	}
 }
+
+// TestOfflineReusedMemoryLeavesNoTrace: extractions reuse the working
+// memory of those before them (offScratch); what one finds must not depend
+// on which ran before it, so every text extracts alike after any other,
+// and alike to an extraction in memory of its own.
+func TestOfflineReusedMemoryLeavesNoTrace(t *testing.T) {
+	texts := []string{
+		"Teutberga( died 11 November 875) was a queen of Lotharingia by marriage to Lothair II.",
+		"Ludwig van Beethoven was born in Bonn on 17 December 1770. Leonardo da Vinci painted it.",
+		"The International Business Machines Corporation (IBM) sold 5 million units in 1981; Today it says so.",
+		"稻花香2号是五常市选育的水稻品种，亲本为松粳9号。《红楼梦》是曹雪芹的小说。",
+		strings.Repeat("Alan Turing worked at Bletchley Park with Gordon Welchman. ", 40),
+		"",
+		"a",
+		// A word one text writes in lower case and the next capitalises
+		// alone at a sentence's start.
+		"we walked along the river and the canal to reach the harbour before noon.",
+		"Harbour fees rose. Canal boats left. River traffic grew.",
+		// ...and a word one text capitalises inside a sentence, which the
+		// next has alone at a sentence's start.
+		"The band met Reading at the station.",
+		"Reading was hard. Nothing followed.",
+	}
+	const title = "A Title (film)"
+	o := NewOffline()
+	fresh := func(text string, query bool) *offExtraction {
+		x := &offExtraction{o: o, text: text, query: query, bridge: query,
+			s: &offScratch{lowerSeen: map[string]bool{}, capMid: map[string]bool{}}}
+		if query {
+			_ = x.run(context.Background(), "")
+		} else if err := x.run(context.Background(), title); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	for round := range 3 {
+		for k := range texts {
+			i := (k*5 + round) % len(texts)
+			got, err := o.Extract(context.Background(), Chunk{ID: "c", DocTitle: title, Text: texts[i]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fresh(texts[i], false).result(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("text %d extracted after others differs:\n got %+v\nwant %+v", i, got, want)
+			}
+			got2, want2 := o.Mentions(texts[i]), fresh(texts[i], true).entities()
+			if !reflect.DeepEqual(got2, want2) && (len(got2) > 0 || len(want2) > 0) {
+				t.Fatalf("mentions of text %d differ after others:\n got %+v\nwant %+v", i, got2, want2)
+			}
+		}
+	}
+}

@@ -27,7 +27,8 @@ func init() {
 // concurrent use.
 type Tokenizer struct {
 	name string
-	enc  *tiktoken.Tiktoken
+	enc  *tiktoken.Tiktoken // other encodings than cl100k_base
+	cl   *cl100k            // cl100k_base, docgraph's own (cl100k.go)
 }
 
 var (
@@ -47,13 +48,36 @@ func NewTokenizer(encoding string) (*Tokenizer, error) {
 	if t, ok := tokenizers[encoding]; ok {
 		return t, nil
 	}
-	enc, err := tiktoken.GetEncoding(encoding)
+	t := &Tokenizer{name: encoding}
+	var err error
+	if encoding == defaultEncoding {
+		t.cl, err = newCl100k()
+	} else {
+		t.enc, err = tiktoken.GetEncoding(encoding)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("splitter: load tokenizer %q: %w", encoding, err)
 	}
-	t := &Tokenizer{name: encoding, enc: enc}
 	tokenizers[encoding] = t
 	return t, nil
+}
+
+// encode returns the tokens of text.
+func (t *Tokenizer) encode(text string) []int {
+	if t.cl != nil {
+		var ids []int
+		t.cl.encode(text, &ids, nil)
+		return ids
+	}
+	return t.enc.EncodeOrdinary(text)
+}
+
+// decode returns the text of tokens.
+func (t *Tokenizer) decode(ids []int) string {
+	if t.cl != nil {
+		return t.cl.decode(ids)
+	}
+	return t.enc.Decode(ids)
 }
 
 // Count returns the number of tokens in text. Special-token strings such as
@@ -61,6 +85,9 @@ func NewTokenizer(encoding string) (*Tokenizer, error) {
 func (t *Tokenizer) Count(text string) int {
 	if text == "" {
 		return 0
+	}
+	if t.cl != nil {
+		return t.cl.count(text)
 	}
 	return len(t.enc.EncodeOrdinary(text))
 }
@@ -84,14 +111,14 @@ func (t *Tokenizer) Truncate(text string, maxTokens int) string {
 }
 
 func (t *Tokenizer) truncate(text string, maxTokens int) string {
-	ids := t.enc.EncodeOrdinary(text)
+	ids := t.encode(text)
 	if len(ids) <= maxTokens {
 		return text
 	}
 	// For valid UTF-8 the first maxTokens tokens decode to a byte prefix of
 	// text, which is the answer up to a partial character at its end.
 	n := 0
-	if head := t.enc.Decode(ids[:maxTokens]); strings.HasPrefix(text, head) {
+	if head := t.decode(ids[:maxTokens]); strings.HasPrefix(text, head) {
 		n = snapBack(text, len(head))
 		if t.Count(text[:n]) <= maxTokens {
 			return text[:n]
@@ -123,6 +150,12 @@ func (t *Tokenizer) truncate(text string, maxTokens int) string {
 func (t *Tokenizer) tokenEnds(s string) []int {
 	if !utf8.ValidString(s) {
 		return nil
+	}
+	if t.cl != nil {
+		// Valid UTF-8: the tokens are byte ranges of s.
+		ends := make([]int, 0, len(s)/4+1)
+		t.cl.encode(s, nil, &ends)
+		return ends
 	}
 	ids := t.enc.EncodeOrdinary(s)
 	ends := make([]int, len(ids))

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -39,8 +37,6 @@ type ingestOptions struct {
 	Paths    []string
 	Prune    bool
 	JSON     bool
-	// CPUProfile writes a pprof CPU profile of the run.
-	CPUProfile string
 	// Watch keeps applying changes after the first sync (see watch.go).
 	Watch           bool
 	Debounce        time.Duration
@@ -103,8 +99,6 @@ run early, 1 when the run itself failed or the command line was wrong.`,
 	opts.Settings.AddLLMFlags(fs)
 	fs.BoolVar(&opts.Prune, "prune", false, "delete stored documents whose files are gone")
 	fs.BoolVar(&opts.JSON, "json", false, "print a machine-readable summary")
-	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
-	_ = fs.MarkHidden("cpuprofile")
 	addWatchFlags(fs, opts)
 	addKGFlags(fs, opts)
 	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io), newShowCmd(io), newExportCmd(io))
@@ -112,17 +106,6 @@ run early, 1 when the run itself failed or the command line was wrong.`,
 }
 
 func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
-	if opts.CPUProfile != "" {
-		f, err := os.Create(opts.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	models, st, err := openForIngest(ctx, opts, io)
 	if err != nil {
 		return err

@@ -23,9 +23,11 @@ func main() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(memoryLimit)
 	}
+	stopProfiles := cli.StartProfiles(os.Stderr)
 	ctx, stop := cli.NotifyContext(context.Background())
 	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		TTY: cli.IsTerminal(os.Stderr), Width: func() int { return cli.Width(os.Stderr) }}, os.Args[1:])
 	stop()
+	stopProfiles()
 	os.Exit(exitCode(err))
 }

@@ -11,8 +11,10 @@ import (
 )
 
 func main() {
+	stopProfiles := cli.StartProfiles(os.Stderr)
 	ctx, stop := cli.NotifyContext(context.Background())
 	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
 	stop()
+	stopProfiles()
 	os.Exit(cli.ExitCode(err))
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -121,7 +120,6 @@ type queryOptions struct {
 	Mode        string
 	JSON        bool
 	ContextOnly bool
-	CPUProfile  string
 	// Timeout bounds the whole query, retrieval and answer (0: none).
 	Timeout   time.Duration
 	Retrieval retrievalFlags
@@ -194,8 +192,6 @@ empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
 	fs.BoolVar(&opts.JSON, "json", false, "print answer, sources, passages, graph context and stage timings as JSON")
 	fs.BoolVar(&opts.ContextOnly, "context-only", false, "print only the assembled context")
 	fs.DurationVar(&opts.Timeout, "timeout", defaultTimeout, "give up on the whole query (retrieval and answer) after this long (0: never)")
-	fs.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile to this file")
-	_ = fs.MarkHidden("cpuprofile")
 	opts.Retrieval.add(fs)
 	opts.Paths.add(fs)
 	opts.Answer.add(fs)
@@ -237,17 +233,6 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	}
 	if !slices.Contains(modes(), opts.Mode) {
 		return cli.Usagef("--mode %q: unknown mode (available: %s)", opts.Mode, strings.Join(modes(), ", "))
-	}
-	if opts.CPUProfile != "" {
-		f, err := os.Create(opts.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
