@@ -65,7 +65,7 @@ type annSet struct {
 	wake    chan struct{}
 	wrote   int64     // newest generation this process committed
 	wroteAt time.Time // when
-	synced  int64 // newest generation every file holds
+	synced  int64     // newest generation every file holds
 	running bool
 	done    chan struct{} // closed when the maintainer exits
 	closing bool

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"docgraph/store"
 )
@@ -407,12 +408,54 @@ func (s *Store) prunedQuery(ctx context.Context, table, text string) (string, er
 }
 
 // termRows counts the rows of table holding term, up to commonTerm+1.
+// Counts are kept (termCache) while the store's generation stands: the
+// common terms come back in every query.
 func (s *Store) termRows(ctx context.Context, table, term string) (int, error) {
+	gen, err := s.generation(ctx)
+	if err != nil {
+		return 0, err
+	}
+	key := table + "\x00" + term
+	if n, ok := s.terms.get(gen, key); ok {
+		return n, nil
+	}
 	var n int
 	// table is one of two constants, never text from a query.
-	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`,
+	err = s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`,
 		`"`+term+`"`, commonTerm+1).Scan(&n)
+	if err == nil {
+		s.terms.put(gen, key, n)
+	}
 	return n, err
+}
+
+// termCache holds term counts for one store generation, at most
+// termCacheSize of them.
+type termCache struct {
+	mu  sync.Mutex
+	gen int64
+	n   map[string]int
+}
+
+const termCacheSize = 50_000
+
+func (c *termCache) get(gen int64, key string) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return 0, false
+	}
+	n, ok := c.n[key]
+	return n, ok
+}
+
+func (c *termCache) put(gen int64, key string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen || c.n == nil || len(c.n) >= termCacheSize {
+		c.gen, c.n = gen, map[string]int{}
+	}
+	c.n[key] = n
 }
 
 // queryTerms are the distinct terms of text as ftsQuery quotes them.

@@ -221,7 +221,8 @@ type Store struct {
 	commits, retries atomic.Int64
 	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
-	ann *annSet
+	ann   *annSet
+	terms termCache // term counts of full-text queries
 	// sizeRows is about how many rows the store holds, read at sizeAt
 	// (PreferredGroupRows).
 	sizeMu   sync.Mutex
@@ -393,6 +394,7 @@ func readOnlyDSN(path string, immutable bool) string {
 	q.Add("_pragma", "query_only(1)")
 	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_pragma", "cache_size(-16000)")
+	q.Add("_pragma", "mmap_size(1073741824)")
 	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
 }
 
@@ -445,6 +447,7 @@ func dsn(path string, writer bool) string {
 	} else {
 		q.Add("_pragma", "cache_size(-16000)")
 		q.Add("_pragma", "query_only(1)")
+		q.Add("_pragma", "mmap_size(1073741824)")
 	}
 	return name + "?" + q.Encode()
 }
