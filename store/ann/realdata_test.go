@@ -407,7 +407,7 @@ func TestDenseRecall(t *testing.T) {
 				plain, ties = plain+p, ties+tt
 			}
 			den := float64(10 * len(queries))
-			fmt.Printf("  ef %4d rerank %3d: recall@10 %.4f (ties %.4f) %v CPU/query with exact re-scoring\n", ef, rr, float64(plain)/den, float64(ties)/den, ((cpuTime()-c0)/time.Duration(len(queries))).Round(time.Microsecond))
+			fmt.Printf("  ef %4d rerank %3d: recall@10 %.4f (ties %.4f) %v CPU/query with exact re-scoring\n", ef, rr, float64(plain)/den, float64(ties)/den, ((cpuTime() - c0) / time.Duration(len(queries))).Round(time.Microsecond))
 		}
 	}
 }
