@@ -60,6 +60,7 @@ type header struct {
 	Deleted   uint32 // nodes marked deleted
 	Dirty     uint32 // 1 while an Apply is under way
 	Gen       uint64 // last generation fully applied
+	Replaced  uint32 // set when a writer has renamed a newer file over this one
 }
 
 const staticSize = 48
