@@ -79,7 +79,7 @@ func Example() {
 }
 
 // Build makes a fresh index from all items on all cores and renames it
-// over the old file; readers pick it up with Refresh. Later changes go
+// over the old file; readers move to it by themselves. Later changes go
 // through Apply, which replaces an id's vector and drops deleted ids.
 func ExampleWriter_Build() {
 	dir, err := os.MkdirTemp("", "ann")
@@ -111,11 +111,7 @@ func ExampleWriter_Build() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("before Refresh:", r.Len(), r.Generation())
-	if err := r.Refresh(); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("after Refresh:", r.Len(), r.Generation())
+	fmt.Println("after Build:", r.Len(), r.Generation())
 
 	if err := w.Apply(8, nil, []int64{1, 2, 3}); err != nil {
 		log.Fatal(err)
@@ -128,8 +124,7 @@ func ExampleWriter_Build() {
 	}
 	fmt.Println("nearest live id to deleted 1:", hits[0].ID)
 	// Output:
-	// before Refresh: 0 0
-	// after Refresh: 100 7
+	// after Build: 100 7
 	// live 97 deleted 3 generation 8
 	// nearest live id to deleted 1: 4
 }

@@ -11,7 +11,7 @@ import (
 // File layout (all integers little-endian; the file is used in place through
 // a shared mapping, so it is only opened on little-endian machines):
 //
-//	page 0     header (88 bytes used; see header)
+//	page 0     header (92 bytes used; see header)
 //	codes      capacity × words × 8 bytes: sign bits of the rotated vector
 //	scale      capacity × float32: 1/||rot(v)||_1, the estimator's correction
 //	ids        capacity × int64: the caller's id of each node
@@ -60,6 +60,7 @@ type header struct {
 	Deleted   uint32 // nodes marked deleted
 	Dirty     uint32 // 1 while an Apply is under way
 	Gen       uint64 // last generation fully applied
+	Replaced  uint32 // set when a writer has renamed a newer file over this one
 }
 
 const staticSize = 48

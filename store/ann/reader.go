@@ -65,7 +65,8 @@ func (m *mapped) close() error {
 
 // Reader searches an index file. It is safe for concurrent use; a writer
 // in this or another process may update the file meanwhile, and searches
-// see its changes as they are published.
+// see its changes as they are published, including a new file the writer
+// renamed over the old one (growth, Build, Compact).
 type Reader struct {
 	path string
 	mu   sync.RWMutex // held for reading by searches, for writing by Refresh and Close
@@ -84,9 +85,23 @@ func OpenReader(path string) (*Reader, error) {
 	return &Reader{path: path, m: m}, nil
 }
 
+// follow moves to the newer file when a writer has marked this one
+// replaced. An error leaves the reader on the old file, which stays valid;
+// Refresh reports it.
+func (r *Reader) follow() {
+	r.mu.RLock()
+	stale := r.m != nil && atomic.LoadUint32(&r.m.v.h.Replaced) != 0
+	r.mu.RUnlock()
+	if stale {
+		r.Refresh()
+	}
+}
+
 // Refresh picks up a file that a writer replaced (Build, Compact, growth).
-// Changes applied in place need no refresh. It costs one stat when nothing
-// was replaced.
+// Search, Generation, Len and Dirty do so by themselves when the writer
+// marked the old file replaced, as it does before letting go of it; Refresh
+// also catches a replacement whose writer died before marking (it stats
+// the path). Changes applied in place need no refresh.
 func (r *Reader) Refresh() error {
 	r.mu.RLock()
 	cur := r.m
@@ -128,6 +143,7 @@ func (r *Reader) Close() error {
 
 // Generation is the last generation a writer fully applied.
 func (r *Reader) Generation() uint64 {
+	r.follow()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.m == nil {
@@ -140,6 +156,7 @@ func (r *Reader) Generation() uint64 {
 // may be under way, or it crashed): the index may lack some changes made
 // after Generation.
 func (r *Reader) Dirty() bool {
+	r.follow()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.m != nil && atomic.LoadUint32(&r.m.v.h.Dirty) != 0
@@ -147,6 +164,7 @@ func (r *Reader) Dirty() bool {
 
 // Len is the number of vectors searches can return.
 func (r *Reader) Len() int {
+	r.follow()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.m == nil {
@@ -172,6 +190,7 @@ func liveCount(v *view) int {
 // Search returns up to k nearest ids to q by cosine similarity, best
 // first.
 func (r *Reader) Search(q []float32, k int, o SearchOptions) ([]Hit, error) {
+	r.follow()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.m == nil {

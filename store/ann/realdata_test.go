@@ -195,10 +195,18 @@ func envInts(name, def string) []int {
 	return out
 }
 
-// TestRealRecall measures build time and the recall/latency curve on
-// exported vector files: ANN_F32=a.f32,b.f32 (384 dims, headerless) against
-// the 2wiki questions. It is a measurement, not a check, and runs only when
-// asked: ANN_F32=... go test -run RealRecall -v ./store/ann/
+// TestRealRecall measures build cost, the recall/latency curve and the
+// pages a search reads on exported vector files against the 2wiki
+// questions. It is a measurement, not a check, and runs only when asked:
+//
+//	ANN_F32=a.f32,b.f32  headerless little-endian float32, 384 columns
+//	ANN_EF=320,640       beam widths to try (default 160,320,640,1280)
+//	ANN_RERANK=100,200   re-scoring depths to try
+//	ANN_SEQ=1            build with Apply on one thread (default Build)
+//	ANN_M, ANN_EFC       graph parameters (default 16, 64)
+//	ANN_SCAN=1           also the exhaustive code-scan bound
+//
+// e.g. ANN_F32=/work/exp/relations.f32 go test -run RealRecall -v ./store/ann/
 func TestRealRecall(t *testing.T) {
 	files := os.Getenv("ANN_F32")
 	if files == "" {
@@ -399,7 +407,7 @@ func TestDenseRecall(t *testing.T) {
 				plain, ties = plain+p, ties+tt
 			}
 			den := float64(10 * len(queries))
-			fmt.Printf("  ef %4d rerank %3d: recall@10 %.4f (ties %.4f) %v CPU/query with exact re-scoring\n", ef, rr, float64(plain)/den, float64(ties)/den, ((cpuTime()-c0)/time.Duration(len(queries))).Round(time.Microsecond))
+			fmt.Printf("  ef %4d rerank %3d: recall@10 %.4f (ties %.4f) %v CPU/query with exact re-scoring\n", ef, rr, float64(plain)/den, float64(ties)/den, ((cpuTime() - c0) / time.Duration(len(queries))).Round(time.Microsecond))
 		}
 	}
 }

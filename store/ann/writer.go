@@ -221,6 +221,8 @@ func (w *Writer) replace(tmp string) error {
 	if err != nil {
 		return err
 	}
+	// Readers of the old file move to the new one at their next call.
+	atomic.StoreUint32(&w.m.v.h.Replaced, 1)
 	w.m.close()
 	w.use(m)
 	w.index()
