@@ -319,9 +319,11 @@ func reembedderOf(m store.Merger) store.Reembedder {
 	return nil
 }
 
-// openIndexes opens the ANN index files.
+// openIndexes sets up the ANN index files, and has a writer bring them up
+// to date when they lag.
 func (s *Store) openIndexes(ctx context.Context) error {
 	s.ann = newANNSet(s)
+	s.ann.catchUp(ctx)
 	return nil
 }
 
