@@ -5,7 +5,7 @@ STORE   ?= sqlite://./.docgraph/graph.db
 FUZZTIME ?= 60s
 NPM_CI  ?= npm ci --loglevel=error --no-audit --no-fund
 
-.PHONY: all build test test-race fuzz fuzz-ci bench eval demo lint cypher-lint mcp-check clean
+.PHONY: all build test test-race fuzz fuzz-ci bench bench-scale eval demo lint cypher-lint mcp-check clean
 
 all: build
 
@@ -29,6 +29,15 @@ fuzz-ci:
 bench:
 	@mkdir -p bench
 	$(GO) test ./... -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m | tee bench/latest.txt
+
+# How cost grows with the corpus: x1 and x4 copies of 2wiki (SCALES=1,4,16
+# for x16, which takes long), ingested through the CLI, queried one-shot and
+# served, with the BM25 baseline of the same run; the table goes to
+# bench/scale.txt. Needs python3 and ../shared.
+SCALES ?= 1,4
+bench-scale: build
+	@mkdir -p bench
+	$(GO) run ./eval/internal/scalebench -scales $(SCALES) -work .docgraph/scale -out bench/scale.txt -label "$(LABEL)"
 
 # Offline passage-retrieval benchmark with the BM25 baseline in the same run.
 # The first run ingests the corpora (about a minute for 2wiki); later runs reuse .docgraph/eval.

@@ -454,7 +454,11 @@ func tail(s string, n int) string {
 func report(w io.Writer, o options, rows []row) {
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\n## %s scalebench %s (%s, %d CPUs, %s)\n", time.Now().UTC().Format("2006-01-02 15:04"), o.label, host, runtime.NumCPU(), loadavg())
-	fmt.Fprintf(w, "corpus %s, binaries %s, ingest flags %q\n\n", o.src, o.bin, strings.Join(o.ingestArgs, " "))
+	commit := "unknown"
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
+	fmt.Fprintf(w, "corpus %s, binaries %s (tree %s), ingest flags %q\n\n", o.src, o.bin, commit, strings.Join(o.ingestArgs, " "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scale\tfiles\ttext MB\tingest s\tingest CPU s\tingest peak RSS MB\twritten GB\twritten/store\tstore MB\tstore/text\tone-shot p50 ms\t"+
 		servedHeader(o.clients)+"serve start ms\tfirst answer ms\tserve RSS MB (anon)\tR@5\tBM25 R@5\tBM25 ms/q")
