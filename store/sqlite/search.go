@@ -380,7 +380,7 @@ const (
 // prunedQuery is ftsQuery without the query's common terms.
 func (s *Store) prunedQuery(ctx context.Context, table, text string) (string, error) {
 	terms := queryTerms(text)
-	if len(terms) <= keepRarest {
+	if len(terms) <= keepRarest || s.allTerms {
 		return joinTerms(terms), nil
 	}
 	type counted struct {

@@ -223,6 +223,9 @@ type Store struct {
 
 	ann   *annSet
 	terms termCache // term counts of full-text queries
+	// allTerms keeps common terms in full-text queries (tests measure
+	// what leaving them out costs).
+	allTerms bool
 	// sizeRows is about how many rows the store holds, read at sizeAt
 	// (PreferredGroupRows).
 	sizeMu   sync.Mutex
