@@ -76,9 +76,10 @@ var ErrBatcherClosed = errors.New("batch writer closed")
 // are written in the order submitted.
 type Batcher struct {
 	w     Writer
-	bw    BatchWriter
-	sizer GroupSizer
-	opts  BatchOptions
+	bw       BatchWriter
+	sizer    GroupSizer
+	streamer Streamer // told when the run ends
+	opts     BatchOptions
 
 	mu     sync.Mutex
 	queue  []*batchJob
@@ -139,6 +140,10 @@ func NewBatcher(w Writer, opts BatchOptions) *Batcher {
 	}
 	b.bw, _ = w.(BatchWriter)
 	b.sizer, _ = w.(GroupSizer)
+	if st, ok := w.(Streamer); ok {
+		st.StreamStarted()
+		b.streamer = st
+	}
 	go b.run()
 	return b
 }
@@ -242,10 +247,14 @@ func (b *Batcher) signal() {
 // stops it. Submit fails afterwards. Close is safe to call more than once.
 func (b *Batcher) Close() error {
 	b.mu.Lock()
+	ended := !b.closed && b.streamer != nil
 	b.closed = true
 	b.mu.Unlock()
 	b.signal()
 	<-b.exited
+	if ended {
+		b.streamer.StreamEnded()
+	}
 	return nil
 }
 

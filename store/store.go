@@ -408,6 +408,15 @@ type GroupSizer interface {
 	PreferredGroupRows() int
 }
 
+// Streamer is implemented by stores that keep derived structures (index
+// files) which they bring up to date more cheaply once after a stream of
+// writes than after each write. A Batcher tells its store when its run
+// starts and ends; streams may overlap (two runs in one process).
+type Streamer interface {
+	StreamStarted()
+	StreamEnded()
+}
+
 // SpaceReporter is implemented by stores that can say where their bytes
 // go: each table, index and file, as `ingest status --space` lists them.
 type SpaceReporter interface {

@@ -24,12 +24,15 @@ import (
 // as of the generation the file records, never the source of truth.
 //
 // A writer process keeps the files up to date: a moment (syncIdle) after
-// each commit, a goroutine reads the vectors the vector log names as
-// changed since a file's generation and applies them (or builds the file
-// anew, on every core, when most of it changed), while the writer goes on
-// with the next group; Close waits until every file holds what this
-// process wrote. Indexing (some 65 us of CPU a vector) thus overlaps the
-// rest of an ingest. The log is then pruned up to what every file holds.
+// a commit, or once a stream of writes ends (a Batcher's run: an ingest,
+// one event of watch mode), a goroutine reads the vectors the vector log
+// names as changed since a file's generation and applies them (or builds
+// the file anew, on every core, when most of it changed); Close waits
+// until every file holds what this process wrote. During a stream nothing
+// is indexed: a vector a bulk ingest changes in several of its groups is
+// indexed once, and a new store is built in one pass (indexing costs some
+// 65 us of CPU a vector). The log is then pruned up to what every file
+// holds.
 //
 // A search reads one snapshot of the database: it searches the file,
 // leaving out the ids the log says changed after the file's generation,
@@ -65,6 +68,7 @@ type annSet struct {
 	wake    chan struct{}
 	wrote   int64     // newest generation this process committed
 	wroteAt time.Time // when
+	streams int       // Batcher runs under way
 	synced  int64     // newest generation every file holds
 	running bool
 	done    chan struct{} // closed when the maintainer exits
@@ -162,6 +166,20 @@ func (a *annSet) catchUp(ctx context.Context) {
 	}
 }
 
+// stream hears that a stream of writes started (+1) or ended (-1).
+func (a *annSet) stream(delta int) {
+	a.mu.Lock()
+	a.streams += delta
+	if a.streams == 0 {
+		a.wroteAt = time.Time{} // index at once
+	}
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
 // written hears that this process committed generation gen: the
 // maintainer brings the files up to it.
 func (a *annSet) written(gen int64) {
@@ -187,8 +205,12 @@ func (a *annSet) maintain() {
 	defer close(a.done)
 	for {
 		a.mu.Lock()
-		target, closing, at := a.wrote, a.closing, a.wroteAt
+		target, closing, at, streaming := a.wrote, a.closing, a.wroteAt, a.streams > 0
 		a.mu.Unlock()
+		if streaming && !closing {
+			<-a.wake
+			continue
+		}
 		if wait := time.Until(at.Add(syncIdle)); a.synced < target && !closing && wait > 0 {
 			select {
 			case <-a.wake:

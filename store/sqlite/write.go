@@ -744,7 +744,18 @@ func fromUnixNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-var _ store.GroupSizer = (*Store)(nil)
+var (
+	_ store.GroupSizer = (*Store)(nil)
+	_ store.Streamer   = (*Store)(nil)
+)
+
+// StreamStarted hears that a stream of writes (a Batcher's run) began:
+// the index files wait for its end.
+func (s *Store) StreamStarted() { s.ann.stream(1) }
+
+// StreamEnded hears that a stream of writes ended: the index files are
+// brought up to date now.
+func (s *Store) StreamEnded() { s.ann.stream(-1) }
 
 // Group sizes for a stream of writes: two thirds of the rows stored,
 // within these bounds. Each transaction rewrites the index pages its writes touch
