@@ -14,5 +14,6 @@ const supported = false
 
 func mapFile(*os.File, int64, bool) ([]byte, error) { return nil, errors.ErrUnsupported }
 func unmapFile([]byte) error                        { return nil }
+func anonMap(int64) ([]byte, error)                 { return nil, errors.ErrUnsupported }
 func syncMap([]byte) error                          { return errors.ErrUnsupported }
 func tryLock(*os.File) (bool, error)                { return false, errors.ErrUnsupported }

@@ -29,6 +29,19 @@ func mapFile(f *os.File, size int64, write bool) ([]byte, error) {
 	return b, nil
 }
 
+// anonMap maps size bytes of zeroed private memory: a new file is built in
+// it and written out in one pass, since building a graph in a shared
+// mapping of a fresh file faults and allocates a file block at every first
+// touch of a page, and the kernel's writeback throttles the build while it
+// runs (x4 relations: 110 s wall for 43 s of CPU).
+func anonMap(size int64) ([]byte, error) {
+	b, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("ann: map %d bytes: %w", size, err)
+	}
+	return b, nil
+}
+
 func unmapFile(b []byte) error {
 	if b == nil {
 		return nil

@@ -153,6 +153,17 @@ func (w *Writer) index() {
 	atomic.StoreUint32(&v.h.Deleted, deleted)
 }
 
+// writeAll writes data at the start of f and waits for it to reach the disk.
+func writeAll(f *os.File, data []byte) error {
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("ann: write %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("ann: sync %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
 // newFile writes a fresh index file beside path, laid out by l, with fill
 // (when not nil) writing its contents, synced to disk. It returns the
 // temporary file's name.
@@ -171,10 +182,7 @@ func newFile(path string, l layout, fill func(v *view) error) (string, error) {
 	if err := f.Chmod(0o644); err != nil {
 		return fail(err)
 	}
-	if err := f.Truncate(l.size); err != nil {
-		return fail(err)
-	}
-	data, err := mapFile(f, l.size, true)
+	data, err := anonMap(l.size)
 	if err != nil {
 		return fail(err)
 	}
@@ -183,7 +191,7 @@ func newFile(path string, l layout, fill func(v *view) error) (string, error) {
 		err = fill(newView(data, l))
 	}
 	if err == nil {
-		err = syncMap(data)
+		err = writeAll(f, data)
 	}
 	if uerr := unmapFile(data); err == nil {
 		err = uerr
