@@ -75,7 +75,7 @@ var ErrBatcherClosed = errors.New("batch writer closed")
 // Documents that name the same document or chunk ids never share a group and
 // are written in the order submitted.
 type Batcher struct {
-	w     Writer
+	w        Writer
 	bw       BatchWriter
 	sizer    GroupSizer
 	streamer Streamer // told when the run ends
