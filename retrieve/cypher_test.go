@@ -2,8 +2,12 @@ package retrieve_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"docgraph/splitter"
 	"docgraph/store/neo4j"
 	"docgraph/store/sqlite"
+	"docgraph/store/storetest"
 )
 
 func TestCheckCypher(t *testing.T) {
@@ -150,3 +155,112 @@ func ExampleCheckCypher() {
 
 // The Neo4j store is the CypherRunner --cypher uses.
 var _ retrieve.CypherRunner = (*neo4j.Store)(nil)
+
+// cypherCase is one line of testdata/cypher/bypass.jsonl: hostile queries
+// (each a way past an earlier check, or past a check written from the
+// text instead of the lexer) and benign ones the check must keep passing.
+type cypherCase struct {
+	Name          string `json:"name"`
+	Query         string `json:"query"`
+	Hostile       bool   `json:"hostile"`
+	ServerRefuses bool   `json:"server_refuses"`
+}
+
+func readCypherCases(t *testing.T) []cypherCase {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "cypher", "bypass.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []cypherCase
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c cypherCase
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+func TestCheckCypherBypassCorpus(t *testing.T) {
+	hostile, benign := 0, 0
+	for _, c := range readCypherCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			got, err := retrieve.CheckCypher(c.Query, 25)
+			if c.Hostile {
+				hostile++
+				if !errors.Is(err, retrieve.ErrUnsafeCypher) {
+					t.Errorf("hostile %q accepted as %q (err %v)", c.Query, got, err)
+				}
+				return
+			}
+			benign++
+			if err != nil {
+				t.Errorf("benign %q refused: %v", c.Query, err)
+			}
+		})
+	}
+	if hostile < 30 || benign < 15 {
+		t.Errorf("corpus has %d hostile and %d benign queries; want the whole corpus", hostile, benign)
+	}
+}
+
+func FuzzCheckCypher(f *testing.F) {
+	f.Add("MATCH (e:Entity) RETURN e.name")
+	f.Add("MATCH (n:Entity) RETURN n.name //\rUNION CALL db.labels() YIELD label RETURN label")
+	f.Fuzz(func(t *testing.T, q string) {
+		got, err := retrieve.CheckCypher(q, 10)
+		if err != nil {
+			return
+		}
+		// Whatever passes must pass again unchanged in meaning: checking the
+		// checked query accepts it, and it never calls anything.
+		if _, err := retrieve.CheckCypher(got, 10); err != nil {
+			t.Errorf("CheckCypher(%q) = %q, which it then refuses: %v", q, got, err)
+		}
+	})
+}
+
+// TestCypherBypassOnNeo4j runs the corpus against a real server: every
+// hostile query the server would plan with a procedure call, LOAD CSV or a
+// write is refused by the store's EXPLAIN check even without CheckCypher,
+// and every benign query, once checked, answers.
+func TestCypherBypassOnNeo4j(t *testing.T) {
+	uri, user, pw := os.Getenv("NEO4J_URI"), os.Getenv("NEO4J_USER"), os.Getenv("NEO4J_PASSWORD")
+	if uri == "" || user == "" || pw == "" {
+		t.Skip("set NEO4J_URI, NEO4J_USER and NEO4J_PASSWORD to run against a Neo4j server")
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := storetest.Options()
+	opts.Username, opts.Password, opts.Database = user, pw, os.Getenv("NEO4J_DATABASE")
+	ctx := context.Background()
+	st, err := neo4j.Open(ctx, u, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range readCypherCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			if !c.Hostile {
+				q, err := retrieve.CheckCypher(c.Query, 25)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.QueryReadOnly(ctx, q, nil, 25); err != nil {
+					t.Errorf("benign %q: %v", q, err)
+				}
+				return
+			}
+			// The server alone, on the raw text: what does it let through?
+			rows, err := st.QueryReadOnly(ctx, c.Query, nil, 25)
+			t.Logf("server alone: rows=%d err=%v", len(rows), err)
+			if c.ServerRefuses && !errors.Is(err, neo4j.ErrNotReadOnly) {
+				t.Errorf("hostile %q: the server's plan check let it run (rows %v, err %v)", c.Query, rows, err)
+			}
+		})
+	}
+}

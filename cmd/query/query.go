@@ -155,6 +155,16 @@ func newRootCmd(io streams) *cobra.Command {
           question into operator steps run on the graph, checks that their
           result can answer it, and falls back to mix when not
 
+--cypher (Neo4j, needs --llm) also asks the model for one Cypher query.
+What runs is only what passes three gates: a check that reads it as
+Neo4j's lexer does and refuses anything but MATCH/WITH/UNWIND/RETURN over
+the Document, Chunk and Entity labels and PART_OF, NEXT, MENTIONED_IN and
+RELATES types (no CALL, LOAD CSV, USE, apoc.* or other namespaced
+functions, properties() or keys()); the server's own EXPLAIN, which must
+plan it read-only with no procedure call or LOAD CSV; then a read
+transaction with a LIMIT and a 15 s timeout. Give --cypher a user that may
+only read (README: "A least-privilege Neo4j user for --cypher").
+
 --integrate logits (mix and path, needs --llm) answers twice, from the
 context and from the model alone, and keeps the answers whose tokens the
 model was sure of (GraphRAG-FI; --tau-g, --tau-l).

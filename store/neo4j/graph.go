@@ -2,7 +2,9 @@ package neo4j
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -85,8 +87,13 @@ func (s *Store) GraphVersion(ctx context.Context) (string, error) {
 // the server refuses any write it might attempt, with a time limit. It
 // returns at most maxRows rows (all when maxRows <= 0), each column decoded
 // into plain values: nodes and relationships become property maps without
-// their embeddings. The caller is responsible for having checked the text.
+// their embeddings. The caller is responsible for having checked the text;
+// the server confirms it first: EXPLAIN must plan a read-only query with no
+// procedure call, LOAD CSV or write operator, or nothing runs.
 func (s *Store) QueryReadOnly(ctx context.Context, cypher string, params map[string]any, maxRows int) ([]map[string]any, error) {
+	if err := s.explainReadOnly(ctx, cypher, params); err != nil {
+		return nil, err
+	}
 	rows, err := n4j.ExecuteQuery(ctx, s.driver, cypher, params,
 		func() n4j.ResultTransformer[[]map[string]any] { return &rowCollector{max: maxRows} },
 		n4j.ExecuteQueryWithDatabase(s.database),
@@ -97,6 +104,59 @@ func (s *Store) QueryReadOnly(ctx context.Context, cypher string, params map[str
 		return nil, s.fail("read-only query", err)
 	}
 	return rows, nil
+}
+
+// ErrNotReadOnly is returned when the server's plan of a query given to
+// QueryReadOnly is not a plain read.
+var ErrNotReadOnly = errors.New("not a read-only query")
+
+// refusedOperators are parts of plan operator names that read outside the
+// graph, reach out of the server, or write: a query planning any of them is
+// refused whatever the text looked like.
+var refusedOperators = []string{
+	"ProcedureCall", "LoadCSV", "Create", "Merge", "Delete", "SetProperty", "SetLabel",
+	"SetNode", "SetRelationship", "RemoveLabel", "Foreach", "Transaction", "Show", "Command",
+	"Terminate", "SystemProcedure",
+}
+
+// explainReadOnly has the server plan cypher without running it and
+// refuses a plan that is not read-only or uses a refused operator.
+func (s *Store) explainReadOnly(ctx context.Context, cypher string, params map[string]any) error {
+	summary, err := n4j.ExecuteQuery(ctx, s.driver, "EXPLAIN "+cypher, params,
+		n4j.EagerResultTransformer,
+		n4j.ExecuteQueryWithDatabase(s.database),
+		n4j.ExecuteQueryWithReadersRouting(),
+		n4j.ExecuteQueryWithTransactionConfig(n4j.WithTxTimeout(15*time.Second)),
+	)
+	if err != nil {
+		return s.fail("explain read-only query", err)
+	}
+	sum := summary.Summary
+	if t := sum.StatementType(); t != n4j.StatementTypeReadOnly {
+		return fmt.Errorf("neo4j: %w: the server plans it as type %q", ErrNotReadOnly, t.String())
+	}
+	if op := refusedOperator(sum.Plan()); op != "" {
+		return fmt.Errorf("neo4j: %w: its plan has %s", ErrNotReadOnly, op)
+	}
+	return nil
+}
+
+// refusedOperator returns the first refused operator in a plan, or "".
+func refusedOperator(p n4j.Plan) string {
+	if p == nil {
+		return ""
+	}
+	for _, part := range refusedOperators {
+		if strings.Contains(p.Operator(), part) {
+			return p.Operator()
+		}
+	}
+	for _, c := range p.Children() {
+		if op := refusedOperator(c); op != "" {
+			return op
+		}
+	}
+	return ""
 }
 
 // rowCollector keeps the first max records of a result as plain rows and
