@@ -261,10 +261,17 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if opts.Mode == modePath {
 		return runPathQuery(ctx, opts, io)
 	}
-	tok, err := splitter.NewTokenizer("")
-	if err != nil {
-		return err
+	// The tokenizer is needed only to assemble the context: load its ranks
+	// on the other core while the store opens and retrieval runs.
+	type loaded struct {
+		tok *splitter.Tokenizer
+		err error
 	}
+	tokc := make(chan loaded, 1)
+	go func() {
+		tok, err := splitter.NewTokenizer("")
+		tokc <- loaded{tok, err}
+	}()
 	emb, model, st, done, err := openQuery(ctx, opts)
 	if err != nil {
 		return err
@@ -277,6 +284,11 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if err != nil {
 		return err
 	}
+	lt := <-tokc
+	if lt.err != nil {
+		return lt.err
+	}
+	tok := lt.tok
 	t := time.Now()
 	c, err := retrieve.Assemble(res, tok, opts.Retrieval.budget(), opts.Retrieval.ResponseType)
 	if err != nil {

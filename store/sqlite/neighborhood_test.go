@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"docgraph/store"
 	"docgraph/store/storetest"
 )
 
@@ -40,13 +42,71 @@ func TestNeighborPlansUseIndexes(t *testing.T) {
 					t.Errorf("%s: plan scans a table: %q", name, step)
 				}
 			}
-			if strings.HasPrefix(step, "SEARCH m USING INDEX entity_mentions_") || strings.HasPrefix(step, "SEARCH d USING INDEX sqlite_autoindex_documents_1") ||
-				strings.HasPrefix(step, "SEARCH hm USING INDEX entity_mentions_") {
+			if strings.HasPrefix(step, "SEARCH m USING COVERING INDEX entity_mentions_by_") || strings.HasPrefix(step, "SEARCH d USING INDEX sqlite_autoindex_documents_1") ||
+				strings.HasPrefix(step, "SEARCH hm USING COVERING INDEX entity_mentions_by_") {
 				searches++
+			}
+			if strings.HasPrefix(step, "SEARCH m USING INDEX") || strings.HasPrefix(step, "SEARCH hm USING INDEX") {
+				t.Errorf("%s: mentions read through an index that does not cover them: %q", name, step)
 			}
 		}
 		if searches < 3 {
 			t.Errorf("%s: %d index searches of entity_mentions and documents; the plan is not what it was:\n%s", name, searches, strings.Join(plan, "\n"))
 		}
+	}
+}
+
+// TestMentionIndexesUpgrade: a version 3 store written before the covering
+// mention indexes still reads, and its next writable open swaps its old
+// indexes for the covering ones.
+func TestMentionIndexesUpgrade(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP INDEX entity_mentions_by_entity`, `DROP INDEX entity_mentions_by_chunk`,
+		`CREATE INDEX entity_mentions_entity ON entity_mentions(entity, ord)`,
+		`CREATE INDEX entity_mentions_chunk ON entity_mentions(chunk)`,
+	} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	indexes := func(s *Store) string {
+		var names []string
+		rows, err := s.rdb.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entity_mentions' ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			names = append(names, n)
+		}
+		return strings.Join(names, ",")
+	}
+	r, err := Open(ctx, path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("a store with the old indexes does not open for reading: %v", err)
+	}
+	if _, err := r.ChunkNeighbors(ctx, []string{"x"}, 40); err != nil {
+		t.Errorf("reading the passage graph through the old indexes: %v", err)
+	}
+	if got := indexes(r); got != "entity_mentions_chunk,entity_mentions_entity" {
+		t.Errorf("a reader changed the indexes: %s", got)
+	}
+	r.Close()
+	w, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got := indexes(w); got != "entity_mentions_by_chunk,entity_mentions_by_entity" {
+		t.Errorf("after a writable open the indexes are %s", got)
 	}
 }

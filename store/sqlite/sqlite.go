@@ -166,8 +166,15 @@ CREATE TABLE IF NOT EXISTS entity_mentions(
 	type   TEXT NOT NULL,
 	frag   BLOB
 );
-CREATE INDEX IF NOT EXISTS entity_mentions_entity ON entity_mentions(entity, ord);
-CREATE INDEX IF NOT EXISTS entity_mentions_chunk ON entity_mentions(chunk);
+-- Both cover the passage graph's reads (neighborhood.go): an entity's
+-- first mentions' chunks, a chunk's entities, with no row read, which
+-- took a fifth off a one-shot query at x4. They replace narrower indexes
+-- of the same purpose that stores written before them are upgraded from
+-- when next opened for writing.
+CREATE INDEX IF NOT EXISTS entity_mentions_by_entity ON entity_mentions(entity, ord, n, chunk);
+CREATE INDEX IF NOT EXISTS entity_mentions_by_chunk ON entity_mentions(chunk, n, entity);
+DROP INDEX IF EXISTS entity_mentions_entity;
+DROP INDEX IF EXISTS entity_mentions_chunk;
 
 CREATE TABLE IF NOT EXISTS relation_mentions(
 	relation INTEGER NOT NULL,

@@ -48,6 +48,10 @@ type options struct {
 	clients                            []int
 	keep                               bool
 	ingestArgs                         []string
+	// storeURL, when set, is an existing store server (Neo4j) to ingest
+	// into and query instead of a fresh SQLite store; storeDir is then the
+	// server's database folder, when local, for the size columns.
+	storeURL, storeDir string
 }
 
 func main() {
@@ -67,6 +71,8 @@ func main() {
 	flag.StringVar(&clients, "clients", "1,4", "served client counts")
 	flag.BoolVar(&o.keep, "keep", false, "keep each scale's store (default: remove it after measuring)")
 	flag.StringVar(&ingestArgs, "ingest-args", "", "extra ingest flags, space-separated")
+	flag.StringVar(&o.storeURL, "store-url", "", "measure this store server instead of SQLite, e.g. neo4j://127.0.0.1:7687 (emptied of docgraph nodes before each scale; credentials from NEO4J_USER/NEO4J_PASSWORD)")
+	flag.StringVar(&o.storeDir, "store-dir", "", "with -store-url: the server's local data folder, measured for the store size columns")
 	flag.Parse()
 	var err error
 	if o.scales, err = ints(scales); err != nil {
@@ -182,15 +188,22 @@ func measure(ctx context.Context, o options, k int) (row, error) {
 		return r, err
 	}
 	storeDir := filepath.Join(o.work, fmt.Sprintf("x%d-store", k))
-	if err := os.RemoveAll(storeDir); err != nil {
-		return r, err
-	}
-	defer func() {
-		if !o.keep {
-			os.RemoveAll(storeDir)
-		}
-	}()
 	storeURL := "sqlite://" + filepath.Join(storeDir, "graph.db")
+	if o.storeURL != "" {
+		storeURL, storeDir = o.storeURL, o.storeDir
+		if err := wipeNeo4j(ctx, storeURL); err != nil {
+			return r, err
+		}
+	} else {
+		if err := os.RemoveAll(storeDir); err != nil {
+			return r, err
+		}
+		defer func() {
+			if !o.keep {
+				os.RemoveAll(storeDir)
+			}
+		}()
+	}
 
 	// Ingest through the CLI, as a user would.
 	fmt.Fprintf(os.Stderr, "x%d: ingesting %d files\n", k, r.files)
@@ -211,15 +224,23 @@ func measure(ctx context.Context, o options, k int) (row, error) {
 		r.ingestCPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	r.storeFiles = map[string]int64{}
-	filepath.WalkDir(storeDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				r.storeBytes += info.Size()
-				r.storeFiles[d.Name()] = info.Size()
+	if storeDir != "" {
+		filepath.WalkDir(storeDir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if info, err := d.Info(); err == nil {
+					r.storeBytes += info.Size()
+					// A server's folder holds many files: sum them by the
+					// first two levels (databases/neo4j, transactions/neo4j).
+					rel, _ := filepath.Rel(storeDir, p)
+					if parts := strings.Split(rel, string(filepath.Separator)); len(parts) > 2 {
+						rel = filepath.Join(parts[:2]...)
+					}
+					r.storeFiles[rel] += info.Size()
+				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 
 	ds, err := eval.Load(corpus)
 	if err != nil {
@@ -458,7 +479,11 @@ func report(w io.Writer, o options, rows []row) {
 	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
 		commit = strings.TrimSpace(string(out))
 	}
-	fmt.Fprintf(w, "corpus %s, binaries %s (tree %s), ingest flags %q\n\n", o.src, o.bin, commit, strings.Join(o.ingestArgs, " "))
+	fmt.Fprintf(w, "corpus %s, binaries %s (tree %s), ingest flags %q\n", o.src, o.bin, commit, strings.Join(o.ingestArgs, " "))
+	if o.storeURL != "" {
+		fmt.Fprintf(w, "store %s (server data folder %q); written GB counts only the ingest client's own writes\n", o.storeURL, o.storeDir)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scale\tfiles\ttext MB\tingest s\tingest CPU s\tingest peak RSS MB\twritten GB\twritten/store\tstore MB\tstore/text\tone-shot p50 ms\t"+
 		servedHeader(o.clients)+"serve start ms\tfirst answer ms\tserve RSS MB (anon)\tR@5\tBM25 R@5\tBM25 ms/q")
