@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -47,6 +49,28 @@ type serverFlags struct {
 	// embedderSet is true when --embedder was given (flag, env or config);
 	// otherwise the store's own embedder is used.
 	embedderSet bool
+	// conn bounds each connection; zero fields take defaultConnTimeouts.
+	conn connTimeouts
+}
+
+// connTimeouts bound how long one connection may hold the server without
+// sending: its request headers, its whole request (body included), and an
+// idle keep-alive between requests.
+type connTimeouts struct {
+	ReadHeader, Read, Idle time.Duration
+}
+
+// defaultConnTimeouts: 30 s reads a 64 KiB query body at 2 KiB/s, far
+// slower than any real client; a client slower still is cut off with a 408.
+var defaultConnTimeouts = connTimeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Idle: 2 * time.Minute}
+
+// timeouts are the connection timeouts in force.
+func (f *serverFlags) timeouts() connTimeouts {
+	t := f.conn
+	t.ReadHeader = cmp.Or(t.ReadHeader, defaultConnTimeouts.ReadHeader)
+	t.Read = cmp.Or(t.Read, defaultConnTimeouts.Read)
+	t.Idle = cmp.Or(t.Idle, defaultConnTimeouts.Idle)
+	return t
 }
 
 func (f *serverFlags) add(fs *pflag.FlagSet) {
@@ -199,7 +223,10 @@ func runServe(ctx context.Context, opts *serveOptions, io streams, ready func(ad
 
 	h := newAPI(e, apiConfig{Token: opts.Token, Timeout: opts.Timeout, MaxConcurrent: opts.MaxConcurrent,
 		AccessLog: opts.AccessLog, Logf: logger.Printf})
-	return opts.listenAndServe(ctx, opts.Addr, "", h, opts.Timeout+10*time.Second, logger, ready)
+	// The write deadline runs from the end of the request's headers: it
+	// leaves room for the slowest body allowed, then the request's own time
+	// limit, a streamed answer included.
+	return opts.listenAndServe(ctx, opts.Addr, "", h, opts.timeouts().Read+opts.Timeout+10*time.Second, logger, ready)
 }
 
 // listenAndServe serves h on addr (its URL path given by path) until ctx
@@ -209,12 +236,13 @@ func (f *serverFlags) listenAndServe(ctx context.Context, addr, path string, h h
 	if err != nil {
 		return err
 	}
+	t := f.timeouts()
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       t.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          logger,
 	}
@@ -335,6 +363,13 @@ func (a *api) wrap(rt route) http.Handler {
 		if !rt.open && !a.guard.allow(w, r) {
 			return
 		}
+		// The body is read whole before a slot is taken: a client sending
+		// it slowly then holds its own connection (until the server's read
+		// timeout), never a slot a query is waiting for.
+		if err := readBody(w, r); err != nil {
+			writeError(w, err)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
 		defer cancel()
 		r = r.WithContext(ctx)
@@ -354,6 +389,27 @@ func (a *api) wrap(rt route) http.Handler {
 			writeError(w, asAPIError(err))
 		}
 	})
+}
+
+// readBody reads r's body, at most maxBody bytes, into memory, and gives
+// the request that copy to read.
+func readBody(w http.ResponseWriter, r *http.Request) *apiError {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case err == nil:
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		return nil
+	case errors.As(err, &tooBig):
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge, Message: fmt.Sprintf("request body over %d bytes", maxBody)}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return &apiError{Status: http.StatusRequestTimeout, Code: codeTimeout, Message: "the request body did not arrive within the server's read time limit"}
+	}
+	return badRequest(codeInvalidJSON, "the request body ended early: %d bytes read", len(b))
 }
 
 // tokenGuard checks a request's bearer token against the sha256 of the

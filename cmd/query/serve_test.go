@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -872,5 +873,144 @@ func TestServeLogicMode(t *testing.T) {
 	}
 	if srv.Count() != 3 {
 		t.Errorf("%d model requests, want 3 (plan, pre-check, answer)", srv.Count())
+	}
+}
+
+// trickle opens a connection to addr that announces a query body and sends
+// it one byte every interval, never the last byte, until the test ends: a
+// client that would hold whatever it is given for as long as it may.
+func trickle(t *testing.T, addr, header string, interval time.Duration) {
+	t.Helper()
+	body := `{"question": "Who designed Go?"}`
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(c, "POST /v1/query HTTP/1.1\r\nHost: localhost\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", header, len(body)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for i := 0; i < len(body)-1; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if _, err := c.Write([]byte{body[i]}); err != nil {
+				return
+			}
+		}
+		<-stop
+	}()
+	// Registered after the server's cleanup, so it runs first: a handler
+	// still reading this body ends when the connection does.
+	t.Cleanup(func() { close(stop); <-done; c.Close() })
+}
+
+// TestServeSlowBodiesDoNotStarve: clients that announce a body and send it
+// a byte at a time hold no concurrency slot. With 2 slots and 8 such
+// clients in the handler, /v1/stats counts only itself in flight and a
+// query answers well within 5 s (it takes milliseconds; the bound is for a
+// loaded machine).
+func TestServeSlowBodiesDoNotStarve(t *testing.T) {
+	h := newAPI(testEngine(t, corpusStore(t)), apiConfig{Timeout: 30 * time.Second, MaxConcurrent: 2})
+	var arrived atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			arrived.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	const slow = 8
+	for range slow {
+		trickle(t, srv.Listener.Addr().String(), "", 200*time.Millisecond)
+	}
+	for deadline := time.Now().Add(30 * time.Second); arrived.Load() < slow; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d slow requests reached the handler", arrived.Load(), slow)
+		}
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(srv.URL + "/v1/stats")
+	if err != nil {
+		t.Fatalf("stats while %d clients trickle their bodies: %v", slow, err)
+	}
+	stats := decode[struct {
+		InFlight int `json:"in_flight"`
+	}](t, readAll(t, resp))
+	if stats.InFlight != 1 {
+		t.Errorf("while %d clients trickle their bodies, %d slots are in use; want 1 (the stats request)", slow, stats.InFlight)
+	}
+	resp, err = client.Post(srv.URL+"/v1/query", "application/json", strings.NewReader(`{"question": "Who designed Go?", "top_k": 1}`))
+	if err != nil {
+		t.Fatalf("query while %d clients trickle their bodies: %v", slow, err)
+	}
+	if b := readAll(t, resp); resp.StatusCode != 200 || len(passagesOf(t, b)) < 10 {
+		t.Errorf("query while clients trickle: %d %s", resp.StatusCode, b)
+	}
+	if n := arrived.Load(); n != slow+1 {
+		t.Errorf("%d POSTs reached the handler, want %d", n, slow+1)
+	}
+}
+
+func readAll(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestServeCutsSlowBodies: a body that does not arrive within the read
+// timeout ends its request with a 408, logged as such, and the server goes on.
+func TestServeCutsSlowBodies(t *testing.T) {
+	f := testFlags(t, corpusStore(t))
+	f.conn = connTimeouts{ReadHeader: time.Second, Read: time.Second, Idle: time.Second}
+	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 1, AccessLog: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	logw := &syncWriter{w: &logs}
+	go func() { done <- runServe(ctx, opts, streams{Out: io.Discard, Err: logw}, func(a string) { addr <- a }) }()
+	base := <-addr
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	c, err := net.Dial("tcp", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/query HTTP/1.1\r\nHost: localhost\r\nContent-Length: 40\r\n\r\n{\"question\"")
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("slow body: no response: %v", err)
+	}
+	b := readAll(t, resp)
+	if e := decode[apiError](t, b); resp.StatusCode != http.StatusRequestTimeout || e.Code != codeTimeout {
+		t.Errorf("slow body: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, "POST", "http://"+base+"/v1/query", `{"question": "Who designed Go?", "top_k": 1}`); r.Status != 200 {
+		t.Errorf("after a slow body: %d %s", r.Status, r.Body)
+	}
+	logw.mu.Lock()
+	defer logw.mu.Unlock()
+	if !strings.Contains(logs.String(), "POST /v1/query 408") {
+		t.Errorf("log:\n%s", logs.String())
 	}
 }
