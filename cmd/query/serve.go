@@ -489,7 +489,10 @@ func (s *statusWriter) Flush() {
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // logRequests logs method, path (never the query string or headers),
-// status and duration.
+// status and duration. The path is logged as the client sent it,
+// percent-encoded (a space is %20, so the line splits into its fields),
+// and what a client sends is escaped like a file name: a newline or an
+// ESC in it cannot start a forged line or drive the operator's terminal.
 func (a *api) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
@@ -497,7 +500,7 @@ func (a *api) logRequests(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 		a.count.Add(1)
 		if a.cfg.AccessLog {
-			a.cfg.Logf("%s %s %d %s", r.Method, r.URL.Path, sw.status, time.Since(t).Round(10*time.Microsecond))
+			a.cfg.Logf("%s %s %d %s", cli.Escape(r.Method), cli.Escape(r.URL.EscapedPath()), sw.status, time.Since(t).Round(10*time.Microsecond))
 		}
 	})
 }
@@ -512,7 +515,7 @@ func (a *api) recover(next http.Handler) http.Handler {
 				}
 				buf := make([]byte, 4096)
 				buf = buf[:runtime.Stack(buf, false)]
-				a.cfg.Logf("panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, buf)
+				a.cfg.Logf("panic serving %s %s: %s\n%s", cli.Escape(r.Method), cli.Escape(r.URL.EscapedPath()), cli.Escape(fmt.Sprint(v)), buf)
 				writeError(w, &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"})
 			}
 		}()

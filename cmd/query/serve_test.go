@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/spf13/pflag"
@@ -1012,5 +1013,51 @@ func TestServeCutsSlowBodies(t *testing.T) {
 	defer logw.mu.Unlock()
 	if !strings.Contains(logs.String(), "POST /v1/query 408") {
 		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// TestServeAccessLogEscapes: what a client puts in a request line reaches
+// the log escaped: one line per request, no control characters, so a
+// request cannot forge another line or drive the operator's terminal.
+func TestServeAccessLogEscapes(t *testing.T) {
+	e := testEngine(t, corpusStore(t))
+	const forged = "/v1/chunks/x%0aquery%20serve:%20...%20GET%20/v1/admin%20200%201ms%0a%1b%5b2J%00%e2%80%ae%ff"
+	for _, token := range []string{"", "a-token-of-enough-length"} {
+		var logs bytes.Buffer
+		var mu sync.Mutex
+		logf := func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(&logs, format+"\n", args...)
+		}
+		srv := startAPI(t, e, apiConfig{Token: token, AccessLog: true, Logf: logf})
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: agent\xe2\x80\xae\xff\r\nConnection: close\r\n\r\n", forged)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		c.Close()
+		if want := map[bool]int{true: 404, false: 401}[token == ""]; resp.StatusCode != want {
+			t.Errorf("token %v: %d, want %d", token != "", resp.StatusCode, want)
+		}
+		mu.Lock()
+		log := logs.String()
+		mu.Unlock()
+		if strings.Count(log, "\n") != 1 || !strings.HasSuffix(log, "\n") {
+			t.Errorf("token %v: want one log line, got %q", token != "", log)
+		}
+		for i, r := range strings.TrimSuffix(log, "\n") {
+			if r < 0x20 || r == 0x7f || r == 0x202e || r == utf8.RuneError {
+				t.Errorf("token %v: log has %U at byte %d: %q", token != "", r, i, log)
+			}
+		}
+		if !strings.HasPrefix(log, "GET /v1/chunks/x") || !strings.Contains(log, fmt.Sprint(" ", resp.StatusCode, " ")) {
+			t.Errorf("token %v: log line %q", token != "", log)
+		}
 	}
 }
