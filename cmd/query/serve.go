@@ -348,7 +348,16 @@ func newAPI(e *engine, cfg apiConfig) http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusForbidden, Code: codeForbiddenHost, Message: "cross-origin request refused"})
 	}))
-	return a.recover(a.logRequests(a.checkHost(cop.Handler(mux))))
+	return nosniff(a.recover(a.logRequests(a.checkHost(cop.Handler(mux)))))
+}
+
+// nosniff stops browsers from reading a response as another type than it
+// says (a JSON error quoting a request as HTML, say).
+func nosniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // wrap applies a route's method check, token, limit and timeout.
@@ -426,18 +435,23 @@ func newTokenGuard(token string) tokenGuard {
 
 // allow says whether r may pass, answering 401 when it may not.
 func (g tokenGuard) allow(w http.ResponseWriter, r *http.Request) bool {
-	if g.open {
+	if g.open || g.valid(r) {
 		return true
-	}
-	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1 {
-			return true
-		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="docgraph"`)
 	writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "missing or wrong bearer token"})
 	return false
+}
+
+// valid says whether r carries the server's token. The scheme is
+// case-insensitive (RFC 7235: "bearer" is "Bearer").
+func (g tokenGuard) valid(r *http.Request) bool {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	return subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1
 }
 
 // checkHost refuses, when no token guards the server, requests naming a

@@ -366,6 +366,12 @@ func TestServeToken(t *testing.T) {
 		{[]string{"Authorization", token}, 401},
 		{[]string{"Authorization", "Bearer " + token[:len(token)-1]}, 401},
 		{[]string{"Authorization", "Bearer " + token}, 200},
+		// The scheme is case-insensitive (RFC 7235).
+		{[]string{"Authorization", "bearer " + token}, 200},
+		{[]string{"Authorization", "BEARER " + token}, 200},
+		{[]string{"Authorization", "Basic " + token}, 401},
+		{[]string{"Authorization", "Bearer" + token}, 401},
+		{[]string{"Authorization", "bearer wrong-token-0123456789abcdef"}, 401},
 		// A token also lifts the localhost-only host check.
 		{[]string{"Authorization", "Bearer " + token, "Host", "docgraph.example.com"}, 200},
 	} {
@@ -1058,6 +1064,33 @@ func TestServeAccessLogEscapes(t *testing.T) {
 		}
 		if !strings.HasPrefix(log, "GET /v1/chunks/x") || !strings.Contains(log, fmt.Sprint(" ", resp.StatusCode, " ")) {
 			t.Errorf("token %v: log line %q", token != "", log)
+		}
+	}
+}
+
+// TestServeSecurityHeaders: every response, error or not, says nosniff.
+func TestServeSecurityHeaders(t *testing.T) {
+	db := corpusStore(t)
+	open := startAPI(t, testEngine(t, db), apiConfig{})
+	guarded := startAPI(t, testEngine(t, db), apiConfig{Token: "a-token-of-enough-length"})
+	for _, c := range []struct {
+		url, method, body string
+		header            []string
+	}{
+		{open.URL + "/v1/query", "POST", `{"question": "Go"}`, nil},
+		{open.URL + "/v1/query", "POST", `{"question": "Go", "stream": true}`, nil},
+		{open.URL + "/v1/query", "POST", `{"question": ""}`, nil},
+		{open.URL + "/v1/query", "POST", strings.Repeat("x", 100<<10), nil},
+		{open.URL + "/v1/query", "GET", "", nil},
+		{open.URL + "/v1/openapi.json", "GET", "", nil},
+		{open.URL + "/healthz", "HEAD", "", nil},
+		{open.URL + "/nowhere", "GET", "", nil},
+		{open.URL + "/v1/stats", "GET", "", []string{"Host", "attacker.example"}},
+		{guarded.URL + "/v1/stats", "GET", "", nil},
+	} {
+		r := do(t, c.method, c.url, c.body, c.header...)
+		if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s: %d, X-Content-Type-Options %q", c.method, c.url, r.Status, got)
 		}
 	}
 }
