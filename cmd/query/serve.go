@@ -314,7 +314,7 @@ type route struct {
 }
 
 var routes = []route{
-	{pattern: "/healthz", methods: []string{http.MethodGet}, open: true, handle: (*api).health},
+	{pattern: "/healthz", methods: []string{http.MethodGet, http.MethodHead}, open: true, handle: (*api).health},
 	{pattern: "/v1/openapi.json", methods: []string{http.MethodGet}, handle: (*api).openapi},
 	{pattern: "/v1/query", methods: []string{http.MethodPost}, limited: true, handle: (*api).query},
 	{pattern: "/v1/documents", methods: []string{http.MethodGet}, limited: true, handle: (*api).documents},
@@ -548,13 +548,33 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeHTTPJSON(w, e.Status, e)
 }
 
+// healthJSON is what /healthz says: to anyone the status alone, with the
+// token also the uptime and why the store is unreachable (its error names
+// the store's location, which is not for anyone).
+type healthJSON struct {
+	Status        string `json:"status"`
+	UptimeSeconds *int64 `json:"uptime_seconds,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
+	h, status := healthJSON{Status: "ok"}, http.StatusOK
+	var err error
 	if gs, ok := a.e.st.(store.GraphScanner); ok {
-		if _, err := gs.GraphVersion(r.Context()); err != nil {
-			return &apiError{Status: http.StatusServiceUnavailable, Code: codeUnavailable, Message: "store unreachable: " + err.Error()}
+		_, err = gs.GraphVersion(r.Context())
+	}
+	if err != nil {
+		h.Status, status = "unavailable", http.StatusServiceUnavailable
+		a.cfg.Logf("healthz: store unreachable: %s", cli.Escape(err.Error()))
+	}
+	if !a.guard.open && a.guard.valid(r) {
+		up := int64(time.Since(a.start).Seconds())
+		h.UptimeSeconds = &up
+		if err != nil {
+			h.Error = "store unreachable: " + err.Error()
 		}
 	}
-	writeHTTPJSON(w, http.StatusOK, map[string]any{"status": "ok", "uptime_seconds": int64(time.Since(a.start).Seconds())})
+	writeHTTPJSON(w, status, h)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -673,6 +674,16 @@ func (o *openAPISpec) operations() []string {
 	return out
 }
 
+// documents says whether the document gives status for the operation.
+func (o *openAPISpec) documents(op string, status int) bool {
+	method, path, _ := strings.Cut(op, " ")
+	item, _ := o.doc["paths"].(map[string]any)[path].(map[string]any)
+	operation, _ := item[strings.ToLower(method)].(map[string]any)
+	responses, _ := operation["responses"].(map[string]any)
+	_, ok := responses[fmt.Sprint(status)]
+	return ok
+}
+
 // validate checks a response body against the schema the document gives
 // for the operation, status and content type.
 func (o *openAPISpec) validate(t *testing.T, op string, status int, contentType string, body []byte) {
@@ -764,6 +775,7 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 	}](t, do(t, "POST", srv.URL+"/v1/query", `{"question": "Go"}`).Body).Passages[0].ChunkID
 	calls := []struct{ op, url, body string }{
 		{"GET /healthz", "/healthz", ""},
+		{"HEAD /healthz", "/healthz", ""},
 		{"GET /v1/openapi.json", "/v1/openapi.json", ""},
 		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?"}`},
 		{"POST /v1/query", "/v1/query", `{"question": "Which languages did Ken Thompson create?", "mode": "hybrid", "top_k": 2}`},
@@ -791,8 +803,14 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 	for _, c := range calls {
 		method, _, _ := strings.Cut(c.op, " ")
 		r := do(t, method, srv.URL+c.url, c.body)
-		spec.validate(t, c.op, r.Status, r.Header.Get("Content-Type"), r.Body)
 		seen[c.op] = true
+		if method == http.MethodHead {
+			if len(r.Body) != 0 || !spec.documents(c.op, r.Status) {
+				t.Errorf("%s: %d with %d bytes of body", c.op, r.Status, len(r.Body))
+			}
+			continue
+		}
+		spec.validate(t, c.op, r.Status, r.Header.Get("Content-Type"), r.Body)
 	}
 	for _, op := range spec.operations() {
 		if !seen[op] {
@@ -1064,6 +1082,62 @@ func TestServeAccessLogEscapes(t *testing.T) {
 		}
 		if !strings.HasPrefix(log, "GET /v1/chunks/x") || !strings.Contains(log, fmt.Sprint(" ", resp.StatusCode, " ")) {
 			t.Errorf("token %v: log line %q", token != "", log)
+		}
+	}
+}
+
+// unreachableStore is a store whose graph cannot be read, with an error
+// that names where it is, as the real stores' errors do.
+type unreachableStore struct{ store.Store }
+
+func (unreachableStore) GraphVersion(context.Context) (string, error) {
+	return "", errors.New("sqlite store /srv/private/graph.db: graph version: disk I/O error")
+}
+
+func (unreachableStore) ScanMentions(context.Context, func(store.Mention) error) error {
+	return errors.New("sqlite store /srv/private/graph.db: scan: disk I/O error")
+}
+
+// TestServeHealth: /healthz says ok or unavailable to anyone, and more
+// (uptime, the store's error) only with the token; HEAD answers the same
+// status with no body.
+func TestServeHealth(t *testing.T) {
+	db := corpusStore(t)
+	const token = "a-token-of-enough-length"
+	healthy := startAPI(t, testEngine(t, db), apiConfig{Token: token})
+	broken := testEngine(t, db)
+	broken.st = unreachableStore{broken.st}
+	down := startAPI(t, broken, apiConfig{Token: token})
+	open := startAPI(t, broken, apiConfig{})
+	auth := []string{"Authorization", "Bearer " + token}
+	for _, c := range []struct {
+		name, method, url string
+		header            []string
+		status            int
+		body              string // exact, "" for none; "*" for details
+	}{
+		{"healthy", "GET", healthy.URL, nil, 200, `{"status":"ok"}`},
+		{"healthy, wrong token", "GET", healthy.URL, []string{"Authorization", "Bearer wrong-token-of-enough-length"}, 200, `{"status":"ok"}`},
+		{"healthy, token", "GET", healthy.URL, auth, 200, "*"},
+		{"healthy HEAD", "HEAD", healthy.URL, nil, 200, ""},
+		{"down", "GET", down.URL, nil, 503, `{"status":"unavailable"}`},
+		{"down, no token set", "GET", open.URL, nil, 503, `{"status":"unavailable"}`},
+		{"down, token", "GET", down.URL, auth, 503, "*"},
+		{"down HEAD", "HEAD", down.URL, nil, 503, ""},
+	} {
+		r := do(t, c.method, c.url+"/healthz", "", c.header...)
+		got := strings.TrimSpace(string(r.Body))
+		if r.Status != c.status || (c.body != "*" && got != c.body) {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, got, c.status, c.body)
+		}
+		if c.body == "*" {
+			h := decode[map[string]any](t, r.Body)
+			if _, ok := h["uptime_seconds"]; !ok || (c.status == 503) != strings.Contains(fmt.Sprint(h["error"]), "graph.db") {
+				t.Errorf("%s: details %s", c.name, r.Body)
+			}
+		}
+		if c.method == "HEAD" && r.Header.Get("Content-Type") == "" {
+			t.Errorf("%s: no content type", c.name)
 		}
 	}
 }
