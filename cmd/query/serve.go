@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"reflect"
@@ -734,7 +735,7 @@ func (a *api) documents(w http.ResponseWriter, r *http.Request) error {
 	var err error
 	if v := r.URL.Query().Get("offset"); v != "" {
 		if q.Offset, err = strconv.Atoi(v); err != nil {
-			return badRequest(codeInvalidParam, "offset %q is not an integer", v)
+			return badRequest(codeInvalidParam, "offset %q is not an integer from 0 to %d", v, math.MaxInt)
 		}
 	}
 	if q.Limit, err = intParam(r, "limit"); err != nil {

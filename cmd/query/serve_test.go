@@ -1142,6 +1142,32 @@ func TestServeHealth(t *testing.T) {
 	}
 }
 
+// TestServeDocumentsHugeOffset: an offset near the integer limit is an
+// empty last page, not a page whose next offset wrapped around.
+func TestServeDocumentsHugeOffset(t *testing.T) {
+	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{})
+	for _, off := range []string{"9223372036854775807", "9223372036854775806", "9223372036854775000"} {
+		for _, limit := range []string{"", "&limit=500"} {
+			r := do(t, "GET", srv.URL+"/v1/documents?offset="+off+limit, "")
+			p := decode[docPage](t, r.Body)
+			if r.Status != 200 || len(p.Documents) != 0 || p.NextOffset != nil || p.Total != 10 {
+				t.Errorf("offset %s%s: %d %s", off, limit, r.Status, r.Body)
+			}
+		}
+	}
+	r := do(t, "GET", srv.URL+"/v1/documents?offset=9223372036854775808", "")
+	if e := decode[apiError](t, r.Body); r.Status != 400 || e.Code != codeInvalidParam || !strings.Contains(e.Message, "offset") {
+		t.Errorf("offset past int64: %d %s", r.Status, r.Body)
+	}
+	// The last full page has no next offset, the one before has.
+	for off, next := range map[int]bool{0: true, 5: true, 6: false, 10: false} {
+		p := decode[docPage](t, do(t, "GET", fmt.Sprintf("%s/v1/documents?offset=%d&limit=4", srv.URL, off), "").Body)
+		if (p.NextOffset != nil) != next || (next && *p.NextOffset != off+4) {
+			t.Errorf("offset %d limit 4 of 10: next %v", off, p.NextOffset)
+		}
+	}
+}
+
 // TestServeSecurityHeaders: every response, error or not, says nosniff.
 func TestServeSecurityHeaders(t *testing.T) {
 	db := corpusStore(t)
