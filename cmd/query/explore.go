@@ -77,10 +77,12 @@ func (e *engine) documents(ctx context.Context, q docQuery) (*docPage, error) {
 		}
 	}
 	p := &docPage{Documents: []docJSON{}, Total: len(sel), Offset: q.Offset, Limit: q.Limit}
-	for i := q.Offset; i < len(sel) && i < q.Offset+q.Limit; i++ {
+	// Offset+Limit would overflow for an offset near the integer limit.
+	for i := q.Offset; i < len(sel) && i-q.Offset < q.Limit; i++ {
 		p.Documents = append(p.Documents, docOf(sel[i]))
 	}
-	if next := q.Offset + q.Limit; next < len(sel) {
+	if q.Offset < len(sel) && len(sel)-q.Offset > q.Limit {
+		next := q.Offset + q.Limit
 		p.NextOffset = &next
 	}
 	return p, nil

@@ -76,10 +76,8 @@ func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr s
 		}
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", bearer(opts.Token, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})))
-	return opts.listenAndServe(ctx, opts.HTTP, "/mcp", http.NewCrossOriginProtection().Handler(mux), 0, logger, ready)
+	h := newMCPHTTPHandler(srv, opts.Token, defaultMCPSessions)
+	return opts.listenAndServe(ctx, opts.HTTP, "/mcp", h, 0, logger, ready)
 }
 
 // bearer guards next with the token (none: open), compared in constant time.

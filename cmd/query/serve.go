@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"reflect"
@@ -47,6 +50,28 @@ type serverFlags struct {
 	// embedderSet is true when --embedder was given (flag, env or config);
 	// otherwise the store's own embedder is used.
 	embedderSet bool
+	// conn bounds each connection; zero fields take defaultConnTimeouts.
+	conn connTimeouts
+}
+
+// connTimeouts bound how long one connection may hold the server without
+// sending: its request headers, its whole request (body included), and an
+// idle keep-alive between requests.
+type connTimeouts struct {
+	ReadHeader, Read, Idle time.Duration
+}
+
+// defaultConnTimeouts: 30 s reads a 64 KiB query body at 2 KiB/s, far
+// slower than any real client; a client slower still is cut off with a 408.
+var defaultConnTimeouts = connTimeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Idle: 2 * time.Minute}
+
+// timeouts are the connection timeouts in force.
+func (f *serverFlags) timeouts() connTimeouts {
+	t := f.conn
+	t.ReadHeader = cmp.Or(t.ReadHeader, defaultConnTimeouts.ReadHeader)
+	t.Read = cmp.Or(t.Read, defaultConnTimeouts.Read)
+	t.Idle = cmp.Or(t.Idle, defaultConnTimeouts.Idle)
+	return t
 }
 
 func (f *serverFlags) add(fs *pflag.FlagSet) {
@@ -199,7 +224,10 @@ func runServe(ctx context.Context, opts *serveOptions, io streams, ready func(ad
 
 	h := newAPI(e, apiConfig{Token: opts.Token, Timeout: opts.Timeout, MaxConcurrent: opts.MaxConcurrent,
 		AccessLog: opts.AccessLog, Logf: logger.Printf})
-	return opts.listenAndServe(ctx, opts.Addr, "", h, opts.Timeout+10*time.Second, logger, ready)
+	// The write deadline runs from the end of the request's headers: it
+	// leaves room for the slowest body allowed, then the request's own time
+	// limit, a streamed answer included.
+	return opts.listenAndServe(ctx, opts.Addr, "", h, opts.timeouts().Read+opts.Timeout+10*time.Second, logger, ready)
 }
 
 // listenAndServe serves h on addr (its URL path given by path) until ctx
@@ -209,12 +237,13 @@ func (f *serverFlags) listenAndServe(ctx context.Context, addr, path string, h h
 	if err != nil {
 		return err
 	}
+	t := f.timeouts()
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       t.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          logger,
 	}
@@ -286,7 +315,7 @@ type route struct {
 }
 
 var routes = []route{
-	{pattern: "/healthz", methods: []string{http.MethodGet}, open: true, handle: (*api).health},
+	{pattern: "/healthz", methods: []string{http.MethodGet, http.MethodHead}, open: true, handle: (*api).health},
 	{pattern: "/v1/openapi.json", methods: []string{http.MethodGet}, handle: (*api).openapi},
 	{pattern: "/v1/query", methods: []string{http.MethodPost}, limited: true, handle: (*api).query},
 	{pattern: "/v1/documents", methods: []string{http.MethodGet}, limited: true, handle: (*api).documents},
@@ -320,7 +349,16 @@ func newAPI(e *engine, cfg apiConfig) http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusForbidden, Code: codeForbiddenHost, Message: "cross-origin request refused"})
 	}))
-	return a.recover(a.logRequests(a.checkHost(cop.Handler(mux))))
+	return nosniff(a.recover(a.logRequests(a.checkHost(cop.Handler(mux)))))
+}
+
+// nosniff stops browsers from reading a response as another type than it
+// says (a JSON error quoting a request as HTML, say).
+func nosniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // wrap applies a route's method check, token, limit and timeout.
@@ -333,6 +371,13 @@ func (a *api) wrap(rt route) http.Handler {
 			return
 		}
 		if !rt.open && !a.guard.allow(w, r) {
+			return
+		}
+		// The body is read whole before a slot is taken: a client sending
+		// it slowly then holds its own connection (until the server's read
+		// timeout), never a slot a query is waiting for.
+		if err := readBody(w, r); err != nil {
+			writeError(w, err)
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
@@ -356,6 +401,27 @@ func (a *api) wrap(rt route) http.Handler {
 	})
 }
 
+// readBody reads r's body, at most maxBody bytes, into memory, and gives
+// the request that copy to read.
+func readBody(w http.ResponseWriter, r *http.Request) *apiError {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case err == nil:
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		return nil
+	case errors.As(err, &tooBig):
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge, Message: fmt.Sprintf("request body over %d bytes", maxBody)}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return &apiError{Status: http.StatusRequestTimeout, Code: codeTimeout, Message: "the request body did not arrive within the server's read time limit"}
+	}
+	return badRequest(codeInvalidJSON, "the request body ended early: %d bytes read", len(b))
+}
+
 // tokenGuard checks a request's bearer token against the sha256 of the
 // server's, compared in constant time whatever its length; the token is
 // never logged or echoed. With no token every request passes.
@@ -370,18 +436,23 @@ func newTokenGuard(token string) tokenGuard {
 
 // allow says whether r may pass, answering 401 when it may not.
 func (g tokenGuard) allow(w http.ResponseWriter, r *http.Request) bool {
-	if g.open {
+	if g.open || g.valid(r) {
 		return true
-	}
-	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1 {
-			return true
-		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="docgraph"`)
 	writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "missing or wrong bearer token"})
 	return false
+}
+
+// valid says whether r carries the server's token. The scheme is
+// case-insensitive (RFC 7235: "bearer" is "Bearer").
+func (g tokenGuard) valid(r *http.Request) bool {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	return subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1
 }
 
 // checkHost refuses, when no token guards the server, requests naming a
@@ -433,7 +504,10 @@ func (s *statusWriter) Flush() {
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // logRequests logs method, path (never the query string or headers),
-// status and duration.
+// status and duration. The path is logged as the client sent it,
+// percent-encoded (a space is %20, so the line splits into its fields),
+// and what a client sends is escaped like a file name: a newline or an
+// ESC in it cannot start a forged line or drive the operator's terminal.
 func (a *api) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
@@ -441,7 +515,7 @@ func (a *api) logRequests(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 		a.count.Add(1)
 		if a.cfg.AccessLog {
-			a.cfg.Logf("%s %s %d %s", r.Method, r.URL.Path, sw.status, time.Since(t).Round(10*time.Microsecond))
+			a.cfg.Logf("%s %s %d %s", cli.Escape(r.Method), cli.Escape(r.URL.EscapedPath()), sw.status, time.Since(t).Round(10*time.Microsecond))
 		}
 	})
 }
@@ -456,7 +530,7 @@ func (a *api) recover(next http.Handler) http.Handler {
 				}
 				buf := make([]byte, 4096)
 				buf = buf[:runtime.Stack(buf, false)]
-				a.cfg.Logf("panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, buf)
+				a.cfg.Logf("panic serving %s %s: %s\n%s", cli.Escape(r.Method), cli.Escape(r.URL.EscapedPath()), cli.Escape(fmt.Sprint(v)), buf)
 				writeError(w, &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"})
 			}
 		}()
@@ -475,13 +549,33 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeHTTPJSON(w, e.Status, e)
 }
 
+// healthJSON is what /healthz says: to anyone the status alone, with the
+// token also the uptime and why the store is unreachable (its error names
+// the store's location, which is not for anyone).
+type healthJSON struct {
+	Status        string `json:"status"`
+	UptimeSeconds *int64 `json:"uptime_seconds,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
 func (a *api) health(w http.ResponseWriter, r *http.Request) error {
+	h, status := healthJSON{Status: "ok"}, http.StatusOK
+	var err error
 	if gs, ok := a.e.st.(store.GraphScanner); ok {
-		if _, err := gs.GraphVersion(r.Context()); err != nil {
-			return &apiError{Status: http.StatusServiceUnavailable, Code: codeUnavailable, Message: "store unreachable: " + err.Error()}
+		_, err = gs.GraphVersion(r.Context())
+	}
+	if err != nil {
+		h.Status, status = "unavailable", http.StatusServiceUnavailable
+		a.cfg.Logf("healthz: store unreachable: %s", cli.Escape(err.Error()))
+	}
+	if !a.guard.open && a.guard.valid(r) {
+		up := int64(time.Since(a.start).Seconds())
+		h.UptimeSeconds = &up
+		if err != nil {
+			h.Error = "store unreachable: " + err.Error()
 		}
 	}
-	writeHTTPJSON(w, http.StatusOK, map[string]any{"status": "ok", "uptime_seconds": int64(time.Since(a.start).Seconds())})
+	writeHTTPJSON(w, status, h)
 	return nil
 }
 
@@ -641,7 +735,7 @@ func (a *api) documents(w http.ResponseWriter, r *http.Request) error {
 	var err error
 	if v := r.URL.Query().Get("offset"); v != "" {
 		if q.Offset, err = strconv.Atoi(v); err != nil {
-			return badRequest(codeInvalidParam, "offset %q is not an integer", v)
+			return badRequest(codeInvalidParam, "offset %q is not an integer from 0 to %d", v, math.MaxInt)
 		}
 	}
 	if q.Limit, err = intParam(r, "limit"); err != nil {

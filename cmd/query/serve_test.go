@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,9 +17,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/spf13/pflag"
@@ -364,6 +367,12 @@ func TestServeToken(t *testing.T) {
 		{[]string{"Authorization", token}, 401},
 		{[]string{"Authorization", "Bearer " + token[:len(token)-1]}, 401},
 		{[]string{"Authorization", "Bearer " + token}, 200},
+		// The scheme is case-insensitive (RFC 7235).
+		{[]string{"Authorization", "bearer " + token}, 200},
+		{[]string{"Authorization", "BEARER " + token}, 200},
+		{[]string{"Authorization", "Basic " + token}, 401},
+		{[]string{"Authorization", "Bearer" + token}, 401},
+		{[]string{"Authorization", "bearer wrong-token-0123456789abcdef"}, 401},
 		// A token also lifts the localhost-only host check.
 		{[]string{"Authorization", "Bearer " + token, "Host", "docgraph.example.com"}, 200},
 	} {
@@ -665,6 +674,16 @@ func (o *openAPISpec) operations() []string {
 	return out
 }
 
+// documents says whether the document gives status for the operation.
+func (o *openAPISpec) documents(op string, status int) bool {
+	method, path, _ := strings.Cut(op, " ")
+	item, _ := o.doc["paths"].(map[string]any)[path].(map[string]any)
+	operation, _ := item[strings.ToLower(method)].(map[string]any)
+	responses, _ := operation["responses"].(map[string]any)
+	_, ok := responses[fmt.Sprint(status)]
+	return ok
+}
+
 // validate checks a response body against the schema the document gives
 // for the operation, status and content type.
 func (o *openAPISpec) validate(t *testing.T, op string, status int, contentType string, body []byte) {
@@ -756,6 +775,7 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 	}](t, do(t, "POST", srv.URL+"/v1/query", `{"question": "Go"}`).Body).Passages[0].ChunkID
 	calls := []struct{ op, url, body string }{
 		{"GET /healthz", "/healthz", ""},
+		{"HEAD /healthz", "/healthz", ""},
 		{"GET /v1/openapi.json", "/v1/openapi.json", ""},
 		{"POST /v1/query", "/v1/query", `{"question": "Who designed Go?"}`},
 		{"POST /v1/query", "/v1/query", `{"question": "Which languages did Ken Thompson create?", "mode": "hybrid", "top_k": 2}`},
@@ -783,8 +803,14 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 	for _, c := range calls {
 		method, _, _ := strings.Cut(c.op, " ")
 		r := do(t, method, srv.URL+c.url, c.body)
-		spec.validate(t, c.op, r.Status, r.Header.Get("Content-Type"), r.Body)
 		seen[c.op] = true
+		if method == http.MethodHead {
+			if len(r.Body) != 0 || !spec.documents(c.op, r.Status) {
+				t.Errorf("%s: %d with %d bytes of body", c.op, r.Status, len(r.Body))
+			}
+			continue
+		}
+		spec.validate(t, c.op, r.Status, r.Header.Get("Content-Type"), r.Body)
 	}
 	for _, op := range spec.operations() {
 		if !seen[op] {
@@ -872,5 +898,299 @@ func TestServeLogicMode(t *testing.T) {
 	}
 	if srv.Count() != 3 {
 		t.Errorf("%d model requests, want 3 (plan, pre-check, answer)", srv.Count())
+	}
+}
+
+// trickle opens a connection to addr that announces a query body and sends
+// it one byte every interval, never the last byte, until the test ends: a
+// client that would hold whatever it is given for as long as it may.
+func trickle(t *testing.T, addr, header string, interval time.Duration) {
+	t.Helper()
+	body := `{"question": "Who designed Go?"}`
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(c, "POST /v1/query HTTP/1.1\r\nHost: localhost\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", header, len(body)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for i := 0; i < len(body)-1; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if _, err := c.Write([]byte{body[i]}); err != nil {
+				return
+			}
+		}
+		<-stop
+	}()
+	// Registered after the server's cleanup, so it runs first: a handler
+	// still reading this body ends when the connection does.
+	t.Cleanup(func() { close(stop); <-done; c.Close() })
+}
+
+// TestServeSlowBodiesDoNotStarve: clients that announce a body and send it
+// a byte at a time hold no concurrency slot. With 2 slots and 8 such
+// clients in the handler, /v1/stats counts only itself in flight and a
+// query answers well within 5 s (it takes milliseconds; the bound is for a
+// loaded machine).
+func TestServeSlowBodiesDoNotStarve(t *testing.T) {
+	h := newAPI(testEngine(t, corpusStore(t)), apiConfig{Timeout: 30 * time.Second, MaxConcurrent: 2})
+	var arrived atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			arrived.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	const slow = 8
+	for range slow {
+		trickle(t, srv.Listener.Addr().String(), "", 200*time.Millisecond)
+	}
+	for deadline := time.Now().Add(30 * time.Second); arrived.Load() < slow; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d slow requests reached the handler", arrived.Load(), slow)
+		}
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(srv.URL + "/v1/stats")
+	if err != nil {
+		t.Fatalf("stats while %d clients trickle their bodies: %v", slow, err)
+	}
+	stats := decode[struct {
+		InFlight int `json:"in_flight"`
+	}](t, readAll(t, resp))
+	if stats.InFlight != 1 {
+		t.Errorf("while %d clients trickle their bodies, %d slots are in use; want 1 (the stats request)", slow, stats.InFlight)
+	}
+	resp, err = client.Post(srv.URL+"/v1/query", "application/json", strings.NewReader(`{"question": "Who designed Go?", "top_k": 1}`))
+	if err != nil {
+		t.Fatalf("query while %d clients trickle their bodies: %v", slow, err)
+	}
+	if b := readAll(t, resp); resp.StatusCode != 200 || len(passagesOf(t, b)) < 10 {
+		t.Errorf("query while clients trickle: %d %s", resp.StatusCode, b)
+	}
+	if n := arrived.Load(); n != slow+1 {
+		t.Errorf("%d POSTs reached the handler, want %d", n, slow+1)
+	}
+}
+
+func readAll(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestServeCutsSlowBodies: a body that does not arrive within the read
+// timeout ends its request with a 408, logged as such, and the server goes on.
+func TestServeCutsSlowBodies(t *testing.T) {
+	f := testFlags(t, corpusStore(t))
+	f.conn = connTimeouts{ReadHeader: time.Second, Read: time.Second, Idle: time.Second}
+	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 1, AccessLog: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	var logs bytes.Buffer
+	logw := &syncWriter{w: &logs}
+	go func() { done <- runServe(ctx, opts, streams{Out: io.Discard, Err: logw}, func(a string) { addr <- a }) }()
+	base := <-addr
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	c, err := net.Dial("tcp", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v1/query HTTP/1.1\r\nHost: localhost\r\nContent-Length: 40\r\n\r\n{\"question\"")
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("slow body: no response: %v", err)
+	}
+	b := readAll(t, resp)
+	if e := decode[apiError](t, b); resp.StatusCode != http.StatusRequestTimeout || e.Code != codeTimeout {
+		t.Errorf("slow body: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, "POST", "http://"+base+"/v1/query", `{"question": "Who designed Go?", "top_k": 1}`); r.Status != 200 {
+		t.Errorf("after a slow body: %d %s", r.Status, r.Body)
+	}
+	logw.mu.Lock()
+	defer logw.mu.Unlock()
+	if !strings.Contains(logs.String(), "POST /v1/query 408") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// TestServeAccessLogEscapes: what a client puts in a request line reaches
+// the log escaped: one line per request, no control characters, so a
+// request cannot forge another line or drive the operator's terminal.
+func TestServeAccessLogEscapes(t *testing.T) {
+	e := testEngine(t, corpusStore(t))
+	const forged = "/v1/chunks/x%0aquery%20serve:%20...%20GET%20/v1/admin%20200%201ms%0a%1b%5b2J%00%e2%80%ae%ff"
+	for _, token := range []string{"", "a-token-of-enough-length"} {
+		var logs bytes.Buffer
+		var mu sync.Mutex
+		logf := func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(&logs, format+"\n", args...)
+		}
+		srv := startAPI(t, e, apiConfig{Token: token, AccessLog: true, Logf: logf})
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: agent\xe2\x80\xae\xff\r\nConnection: close\r\n\r\n", forged)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		c.Close()
+		if want := map[bool]int{true: 404, false: 401}[token == ""]; resp.StatusCode != want {
+			t.Errorf("token %v: %d, want %d", token != "", resp.StatusCode, want)
+		}
+		mu.Lock()
+		log := logs.String()
+		mu.Unlock()
+		if strings.Count(log, "\n") != 1 || !strings.HasSuffix(log, "\n") {
+			t.Errorf("token %v: want one log line, got %q", token != "", log)
+		}
+		for i, r := range strings.TrimSuffix(log, "\n") {
+			if r < 0x20 || r == 0x7f || r == 0x202e || r == utf8.RuneError {
+				t.Errorf("token %v: log has %U at byte %d: %q", token != "", r, i, log)
+			}
+		}
+		if !strings.HasPrefix(log, "GET /v1/chunks/x") || !strings.Contains(log, fmt.Sprint(" ", resp.StatusCode, " ")) {
+			t.Errorf("token %v: log line %q", token != "", log)
+		}
+	}
+}
+
+// unreachableStore is a store whose graph cannot be read, with an error
+// that names where it is, as the real stores' errors do.
+type unreachableStore struct{ store.Store }
+
+func (unreachableStore) GraphVersion(context.Context) (string, error) {
+	return "", errors.New("sqlite store /srv/private/graph.db: graph version: disk I/O error")
+}
+
+func (unreachableStore) ScanMentions(context.Context, func(store.Mention) error) error {
+	return errors.New("sqlite store /srv/private/graph.db: scan: disk I/O error")
+}
+
+// TestServeHealth: /healthz says ok or unavailable to anyone, and more
+// (uptime, the store's error) only with the token; HEAD answers the same
+// status with no body.
+func TestServeHealth(t *testing.T) {
+	db := corpusStore(t)
+	const token = "a-token-of-enough-length"
+	healthy := startAPI(t, testEngine(t, db), apiConfig{Token: token})
+	broken := testEngine(t, db)
+	broken.st = unreachableStore{broken.st}
+	down := startAPI(t, broken, apiConfig{Token: token})
+	open := startAPI(t, broken, apiConfig{})
+	auth := []string{"Authorization", "Bearer " + token}
+	for _, c := range []struct {
+		name, method, url string
+		header            []string
+		status            int
+		body              string // exact, "" for none; "*" for details
+	}{
+		{"healthy", "GET", healthy.URL, nil, 200, `{"status":"ok"}`},
+		{"healthy, wrong token", "GET", healthy.URL, []string{"Authorization", "Bearer wrong-token-of-enough-length"}, 200, `{"status":"ok"}`},
+		{"healthy, token", "GET", healthy.URL, auth, 200, "*"},
+		{"healthy HEAD", "HEAD", healthy.URL, nil, 200, ""},
+		{"down", "GET", down.URL, nil, 503, `{"status":"unavailable"}`},
+		{"down, no token set", "GET", open.URL, nil, 503, `{"status":"unavailable"}`},
+		{"down, token", "GET", down.URL, auth, 503, "*"},
+		{"down HEAD", "HEAD", down.URL, nil, 503, ""},
+	} {
+		r := do(t, c.method, c.url+"/healthz", "", c.header...)
+		got := strings.TrimSpace(string(r.Body))
+		if r.Status != c.status || (c.body != "*" && got != c.body) {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, got, c.status, c.body)
+		}
+		if c.body == "*" {
+			h := decode[map[string]any](t, r.Body)
+			if _, ok := h["uptime_seconds"]; !ok || (c.status == 503) != strings.Contains(fmt.Sprint(h["error"]), "graph.db") {
+				t.Errorf("%s: details %s", c.name, r.Body)
+			}
+		}
+		if c.method == "HEAD" && r.Header.Get("Content-Type") == "" {
+			t.Errorf("%s: no content type", c.name)
+		}
+	}
+}
+
+// TestServeDocumentsHugeOffset: an offset near the integer limit is an
+// empty last page, not a page whose next offset wrapped around.
+func TestServeDocumentsHugeOffset(t *testing.T) {
+	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{})
+	for _, off := range []string{"9223372036854775807", "9223372036854775806", "9223372036854775000"} {
+		for _, limit := range []string{"", "&limit=500"} {
+			r := do(t, "GET", srv.URL+"/v1/documents?offset="+off+limit, "")
+			p := decode[docPage](t, r.Body)
+			if r.Status != 200 || len(p.Documents) != 0 || p.NextOffset != nil || p.Total != 10 {
+				t.Errorf("offset %s%s: %d %s", off, limit, r.Status, r.Body)
+			}
+		}
+	}
+	r := do(t, "GET", srv.URL+"/v1/documents?offset=9223372036854775808", "")
+	if e := decode[apiError](t, r.Body); r.Status != 400 || e.Code != codeInvalidParam || !strings.Contains(e.Message, "offset") {
+		t.Errorf("offset past int64: %d %s", r.Status, r.Body)
+	}
+	// The last full page has no next offset, the one before has.
+	for off, next := range map[int]bool{0: true, 5: true, 6: false, 10: false} {
+		p := decode[docPage](t, do(t, "GET", fmt.Sprintf("%s/v1/documents?offset=%d&limit=4", srv.URL, off), "").Body)
+		if (p.NextOffset != nil) != next || (next && *p.NextOffset != off+4) {
+			t.Errorf("offset %d limit 4 of 10: next %v", off, p.NextOffset)
+		}
+	}
+}
+
+// TestServeSecurityHeaders: every response, error or not, says nosniff.
+func TestServeSecurityHeaders(t *testing.T) {
+	db := corpusStore(t)
+	open := startAPI(t, testEngine(t, db), apiConfig{})
+	guarded := startAPI(t, testEngine(t, db), apiConfig{Token: "a-token-of-enough-length"})
+	for _, c := range []struct {
+		url, method, body string
+		header            []string
+	}{
+		{open.URL + "/v1/query", "POST", `{"question": "Go"}`, nil},
+		{open.URL + "/v1/query", "POST", `{"question": "Go", "stream": true}`, nil},
+		{open.URL + "/v1/query", "POST", `{"question": ""}`, nil},
+		{open.URL + "/v1/query", "POST", strings.Repeat("x", 100<<10), nil},
+		{open.URL + "/v1/query", "GET", "", nil},
+		{open.URL + "/v1/openapi.json", "GET", "", nil},
+		{open.URL + "/healthz", "HEAD", "", nil},
+		{open.URL + "/nowhere", "GET", "", nil},
+		{open.URL + "/v1/stats", "GET", "", []string{"Host", "attacker.example"}},
+		{guarded.URL + "/v1/stats", "GET", "", nil},
+	} {
+		r := do(t, c.method, c.url, c.body, c.header...)
+		if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s: %d, X-Content-Type-Options %q", c.method, c.url, r.Status, got)
+		}
 	}
 }
