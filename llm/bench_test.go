@@ -45,7 +45,7 @@ func BenchmarkThroughput(b *testing.B) {
 		})
 		c.Close()
 
-		hc := newHTTPClient(concurrency)
+		hc := newHTTPClient(concurrency, DefaultMaxAnswerBytes)
 		raw = fire(b, calls, concurrency, func(i int) error {
 			body := fmt.Sprintf(`{"model":"bench","messages":[{"role":"user","content":"raw %d"}]}`, i)
 			resp, err := hc.Post(srv.OpenAIBaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
@@ -96,7 +96,7 @@ func BenchmarkOverhead(b *testing.B) {
 
 	b.Run("direct", func(b *testing.B) {
 		m, err := openai.New(openai.WithToken(testKey), openai.WithBaseURL(srv.OpenAIBaseURL()),
-			openai.WithModel("bench"), openai.WithHTTPClient(&http.Client{Transport: newHTTPClient(4).Transport.(*recordingTransport).base}))
+			openai.WithModel("bench"), openai.WithHTTPClient(&http.Client{Transport: newHTTPClient(4, DefaultMaxAnswerBytes).Transport.(*recordingTransport).base}))
 		if err != nil {
 			b.Fatal(err)
 		}

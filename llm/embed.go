@@ -37,7 +37,7 @@ func NewEmbedder(ctx context.Context, spec string, opts ...Option) (*Embedder, e
 	for _, o := range opts {
 		o(&cfg)
 	}
-	hc := newHTTPClient(cfg.concurrency)
+	hc := newHTTPClient(cfg.concurrency, cfg.responseCap(true))
 	var client embeddings.EmbedderClient
 	switch s.Provider {
 	case "openai":

@@ -22,6 +22,7 @@ type config struct {
 	secrets       []string
 	logger        *slog.Logger
 	batchSize     int
+	maxResponse   int64 // 0: DefaultMaxAnswerBytes for a Client, embeddingCap for an Embedder
 }
 
 func defaultConfig() config {
@@ -104,4 +105,37 @@ func WithBatchSize(n int) Option {
 			c.batchSize = n
 		}
 	}
+}
+
+// DefaultMaxAnswerBytes bounds the body of one model response, streamed or
+// not. An answer is at most tens of thousands of tokens, a few hundred KB
+// even as a stream of JSON events; a server that sends more is broken or
+// hostile, and reading it whole would hold it all in memory.
+const DefaultMaxAnswerBytes = 8 << 20
+
+// embeddingCapPerText bounds the response of an embedding request per text
+// in it: a vector of 8192 floats as JSON is under 200 KB.
+const embeddingCapPerText = 256 << 10
+
+// WithMaxResponseBytes bounds each HTTP response body from the provider
+// (default DefaultMaxAnswerBytes for a Client, 256 KiB a text in the batch
+// for an Embedder); a larger one fails the call, without retries.
+func WithMaxResponseBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxResponse = n
+		}
+	}
+}
+
+// responseCap is the body limit for a Client (embedding: false) or an
+// Embedder.
+func (c *config) responseCap(embedding bool) int64 {
+	switch {
+	case c.maxResponse > 0:
+		return c.maxResponse
+	case embedding:
+		return max(DefaultMaxAnswerBytes, int64(c.batchSize)*embeddingCapPerText)
+	}
+	return DefaultMaxAnswerBytes
 }

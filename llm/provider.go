@@ -57,7 +57,7 @@ func New(spec string, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	model, err := buildModel(s, &cfg, newHTTPClient(cfg.concurrency))
+	model, err := buildModel(s, &cfg, newHTTPClient(cfg.concurrency, cfg.responseCap(false)))
 	if err != nil {
 		return nil, err
 	}

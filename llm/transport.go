@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,6 +32,7 @@ type attemptRecord struct {
 	status     int
 	retryAfter time.Duration
 	netErr     error
+	tooLarge   error // the response body went over the cap
 	// logProbs, when set, asks the transport for token log-probabilities
 	// (logprobs.go).
 	logProbs *logProbsRequest
@@ -61,10 +63,18 @@ func endpoint(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
+func (r *attemptRecord) tooLargeErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tooLarge
+}
+
 // recordingTransport notes each response's status and Retry-After, and each
-// transport error, in the recorder of the request's context.
+// transport error, in the recorder of the request's context. It caps each
+// response body at maxBody bytes.
 type recordingTransport struct {
-	base http.RoundTripper
+	base    http.RoundTripper
+	maxBody int64
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -83,6 +93,9 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil && t.maxBody > 0 {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.maxBody, limit: t.maxBody, url: endpoint(req.URL), rec: rec}
+	}
 	if rec == nil {
 		return resp, err
 	}
@@ -109,14 +122,69 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // newHTTPClient returns the client handed to langchaingo providers: pooled
 // keep-alive connections sized for the concurrency limit, no client-wide
 // timeout (each attempt has its own deadline), and the recorder.
-func newHTTPClient(concurrency int) *http.Client {
+func newHTTPClient(concurrency int, maxBody int64) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	if concurrency < 16 {
 		concurrency = 16
 	}
 	base.MaxIdleConns = 2 * concurrency
 	base.MaxIdleConnsPerHost = 2 * concurrency
-	return &http.Client{Transport: &recordingTransport{base: base}}
+	return &http.Client{Transport: &recordingTransport{base: base, maxBody: maxBody}}
+}
+
+// errResponseTooLarge is a response body that went over the cap.
+type errResponseTooLarge struct {
+	url   string
+	limit int64
+}
+
+func (e *errResponseTooLarge) Error() string {
+	return fmt.Sprintf("the answer from %s is over the %s limit on a model's response", e.url, byteSize(e.limit))
+}
+
+// byteSize is n for people: "8 MiB", or bytes when not a whole MiB or KiB.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d-byte", n)
+}
+
+// cappedBody reads a response body up to limit bytes; past that every
+// read fails, and the attempt's recorder hears why. Whatever the client
+// makes of the failed read (a decode error, a stream that stopped), the
+// call then fails as too large.
+type cappedBody struct {
+	io.ReadCloser
+	left, limit int64
+	url         string
+	rec         *attemptRecord
+	err         error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // one byte more than allowed tells a body at the cap from one over it
+	}
+	n, err := b.ReadCloser.Read(p)
+	if int64(n) <= b.left {
+		b.left -= int64(n)
+		return n, err
+	}
+	n, b.left = int(b.left), 0
+	b.err = &errResponseTooLarge{url: b.url, limit: b.limit}
+	if b.rec != nil {
+		b.rec.mu.Lock()
+		b.rec.tooLarge = b.err
+		b.rec.mu.Unlock()
+	}
+	return n, b.err
 }
 
 // parseRetryAfter reads Retry-After (seconds or an HTTP date) and OpenAI's
@@ -173,6 +241,9 @@ func classify(ctx, attemptCtx context.Context, err error, rec *attemptRecord, ti
 	switch {
 	case ctx.Err() != nil:
 		return failure{reason: "canceled"}
+	case rec.tooLargeErr() != nil:
+		// Asking again would bring the same flood.
+		return failure{reason: "response too large", status: status, detail: rec.tooLargeErr().Error()}
 	case errors.As(err, new(errStreamBroken)):
 		return failure{reason: "answer stream broke after it began", status: status}
 	case errors.Is(attemptCtx.Err(), context.DeadlineExceeded):

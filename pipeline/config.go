@@ -109,16 +109,44 @@ func ApplyConfig(flags *pflag.FlagSet, configPath string, required bool) error {
 	return checkRanges(flags, sources)
 }
 
+// setFromYAML sets f from its key's value in a config file: one scalar,
+// or a list of them for a flag that takes many. Anything else is an error:
+// printed with fmt.Sprint, {a: x} became the string "map[a:x]".
 func setFromYAML(f *pflag.Flag, v any) error {
-	if list, ok := v.([]any); ok {
-		for _, item := range list {
-			if err := f.Value.Set(fmt.Sprint(item)); err != nil {
-				return err
-			}
-		}
-		return nil
+	list, isList := v.([]any)
+	if !isList {
+		list = []any{v}
+	} else if _, many := f.Value.(pflag.SliceValue); !many {
+		return errors.New("a list, where a single value is wanted")
 	}
-	return f.Value.Set(fmt.Sprint(v))
+	for _, item := range list {
+		s, err := yamlScalar(item)
+		if err != nil {
+			return err
+		}
+		if err := f.Value.Set(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlScalar is a YAML scalar as the text a flag is set from.
+func yamlScalar(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(v), nil
+	case nil:
+		return "", errors.New(`no value (write "" for an empty one)`)
+	case map[string]any, map[any]any:
+		return "", errors.New("a mapping, where a single value is wanted")
+	case []any:
+		return "", errors.New("a list, where a single value is wanted")
+	}
+	// A timestamp, for one: its text is not kept, so ask for it quoted.
+	return "", fmt.Errorf("a YAML %T, where a single value is wanted (quote it to pass it as text)", v)
 }
 
 // NewEmbedder builds the offline embedder named by spec: "hash" (384

@@ -158,6 +158,9 @@ type FileResult struct {
 	Loaded bool `json:"loaded"`
 	// ClaimedBy names the run (pid and host) that held a Claimed document.
 	ClaimedBy string `json:"claimed_by"`
+	// fatal is a failure that says no write can succeed (store.Fatal):
+	// the run stops on it rather than report it as this file's.
+	fatal error
 }
 
 // MarshalJSON writes no warnings as [] rather than null.
@@ -311,6 +314,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	sum.Skipped, sum.Writes = skipped, writes
 	if err != nil {
 		sum.Duration = time.Since(start)
+		if store.DiskFull(err) {
+			return sum, fmt.Errorf("ingest stopped, disk full: what was written before stays, and a run once there is room goes on from there: %w", err)
+		}
 		return sum, fmt.Errorf("ingest interrupted: %w", err)
 	}
 	if opts.Prune && sum.Skipped == 0 && !stopped(opts.Stop) {
@@ -339,8 +345,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 // must be safe for concurrent use). Files are built concurrently; their
 // writes go to one writer that groups them into transactions. Once stop is
 // closed no further file is started (skipped counts them); files under way
-// finish. The error is ctx's, or the store's when it became unreachable:
-// the files then under way are rolled back and not reported.
+// finish. The error is ctx's, or the store's when it became unreachable or
+// full (store.Fatal): the files then under way are rolled back and not
+// reported.
 func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan struct{}, record func(FileResult)) (skipped int, writes *WriteSummary, err error) {
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
@@ -365,11 +372,14 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 			}
 			r, pw := p.prepare(runCtx, path)
 			if pw == nil {
+				if r.fatal != nil {
+					stopRun(r.fatal) // before finish, which then leaves r out
+				}
 				finish(r)
 				return nil
 			}
 			err := w.batcher.Submit(runCtx, pw.w, func(err error) {
-				if errors.Is(err, store.ErrUnavailable) {
+				if store.Fatal(err) {
 					stopRun(err)
 				}
 				finish(pw.finish(runCtx, err))
@@ -471,6 +481,9 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	res := FileResult{Path: path}
 	fail := func(err error) (FileResult, *pendingWrite) {
 		res.Outcome, res.Error = Failed, err.Error()
+		if store.Fatal(err) {
+			res.fatal = err
+		}
 		return res, nil
 	}
 	prev, err := p.Store.DocumentByPath(ctx, path)

@@ -70,8 +70,9 @@ var ErrBatcherClosed = errors.New("batch writer closed")
 //
 // Each document stays all-or-nothing: when a group fails, its documents are
 // written again one per transaction, so one bad document fails alone. A
-// failure that says the store is unreachable (ErrUnavailable), or a group
-// whose every submitter has given up (context done), is not retried that way.
+// failure that says no write can succeed (Fatal: the store unreachable or
+// out of space), or a group whose every submitter has given up (context
+// done), is not retried that way.
 // Documents that name the same document or chunk ids never share a group and
 // are written in the order submitted.
 type Batcher struct {
@@ -425,7 +426,7 @@ func (b *Batcher) write(group []*batchJob) {
 		}
 		return
 	}
-	if errors.Is(err, ErrUnavailable) || abandoned {
+	if Fatal(err) || abandoned {
 		for _, j := range group {
 			b.finish(j, err, false)
 		}

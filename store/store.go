@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -227,6 +228,22 @@ var ErrNotFound = errors.New("not found")
 // reached (a server down or unreachable past the retries): no other
 // document would fare better, so a run stops rather than fail each one.
 var ErrUnavailable = errors.New("store unavailable")
+
+// ErrDiskFull wraps writes that failed for want of space (SQLite's
+// SQLITE_FULL): no other document would fit either, so a run stops rather
+// than fail each one. What was committed before stays.
+var ErrDiskFull = errors.New("disk full")
+
+// DiskFull reports whether err is a write that failed for want of space:
+// ErrDiskFull, or the system's ENOSPC.
+func DiskFull(err error) bool {
+	return errors.Is(err, ErrDiskFull) || errors.Is(err, syscall.ENOSPC)
+}
+
+// Fatal reports whether err says that no further write can succeed: the
+// store unreachable (ErrUnavailable) or out of space (DiskFull). A run
+// stops on it.
+func Fatal(err error) bool { return errors.Is(err, ErrUnavailable) || DiskFull(err) }
 
 // ErrClaimed is returned (wrapped in a *ClaimedError) by Claim when another
 // run holds an unexpired lease on the document.

@@ -52,10 +52,7 @@ standard output unless -o names a file (written whole or not at all).`,
 			if err == nil {
 				err = runExport(cmd.Context(), opts, io)
 			}
-			if err != nil {
-				fmt.Fprintln(io.Err, "ingest export:", err)
-			}
-			return err
+			return err // cli.Run reports it, escaped
 		},
 	}
 	fs := cmd.Flags()

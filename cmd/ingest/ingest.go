@@ -147,6 +147,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 			printSummary(io.Out, sum)
 		}
 	}
+	if store.DiskFull(err) {
+		return fmt.Errorf("store %s: %w", store.Redact(storeURL(opts.Settings)), err)
+	}
 	if err != nil {
 		return err
 	}

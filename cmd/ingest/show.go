@@ -45,10 +45,7 @@ It reads the store only; the file itself is not opened.`,
 				opts.Target = args[0]
 				err = runShow(cmd.Context(), opts, io)
 			}
-			if err != nil {
-				fmt.Fprintln(io.Err, "ingest show:", err)
-			}
-			return err
+			return err // cli.Run reports it, escaped
 		},
 	}
 	fs := cmd.Flags()

@@ -230,3 +230,33 @@ func TestWarningsAreStoredAndShown(t *testing.T) {
 		t.Errorf("show does not list the warning:\n%s", shown)
 	}
 }
+
+// TestShowAndExportErrorsOnce: a failing show or export says so once, on
+// one line, with the control characters of what it names escaped (it
+// printed its error itself and then the command line printed it again, the
+// first copy raw: a newline in a path forged a line, an ESC drove the
+// terminal).
+func TestShowAndExportErrorsOnce(t *testing.T) {
+	work := t.TempDir()
+	corpus(t, work, 1, 3)
+	db := ingestClean(t, work)
+	hostile := "x\x1b[2J\nforged line"
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"show", []string{"show", "--store", "sqlite://" + db, hostile}, `ingest show: nothing stored for x\x1b[2J\nforged line`},
+		{"export -o", []string{"export", "--store", "sqlite://" + db, "-o", filepath.Join(work, hostile, "g.jsonl")},
+			`ingest export: export to ` + work + `/x\x1b[2J\nforged line/g.jsonl`},
+	} {
+		_, errOut, err := runCmd(t, c.args...)
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, c.want) || strings.ContainsAny(errOut, "\x1b") {
+			t.Errorf("%s: stderr %q, want one line starting %q", c.name, errOut, c.want)
+		}
+	}
+}

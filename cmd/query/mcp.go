@@ -70,7 +70,7 @@ func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr s
 	srv := newMCPServer(e, opts.Timeout)
 	if opts.HTTP == "" {
 		logger.Printf("serving %s over stdio", store.Redact(opts.Settings.Store))
-		err := srv.Run(ctx, &mcp.IOTransport{Reader: nopCloser{io.In}, Writer: nopWriteCloser{io.Out}})
+		err := srv.Run(ctx, &lineTransport{in: io.In, out: io.Out, logger: logger})
 		if ctx.Err() != nil {
 			return nil // a signal, not a failure
 		}
@@ -92,20 +92,6 @@ func bearer(token string, next http.Handler) http.Handler {
 		}
 	})
 }
-
-type nopCloser struct {
-	r interface{ Read([]byte) (int, error) }
-}
-
-func (n nopCloser) Read(p []byte) (int, error) { return n.r.Read(p) }
-func (nopCloser) Close() error                 { return nil }
-
-type nopWriteCloser struct {
-	w interface{ Write([]byte) (int, error) }
-}
-
-func (n nopWriteCloser) Write(p []byte) (int, error) { return n.w.Write(p) }
-func (nopWriteCloser) Close() error                  { return nil }
 
 // The tools' inputs; their JSON schemas are inferred, then bounded in mcpSchema.
 type searchInput struct {

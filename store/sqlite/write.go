@@ -313,6 +313,11 @@ func (s *Store) retrying(ctx context.Context, write func() error) error {
 	if err == nil {
 		s.commits.Add(1)
 	}
+	if primaryCode(err) == sqliteFull {
+		// The disk (or a size limit) is full: say so in a way a run can
+		// stop on, since no other document's write would fit either.
+		err = fmt.Errorf("%w: %w", store.ErrDiskFull, err)
+	}
 	return err
 }
 
@@ -393,6 +398,10 @@ func primaryCode(err error) int {
 }
 
 const sqliteBusy = 5
+
+// sqliteFull is SQLITE_FULL: a write needed a page and there was no room
+// (the disk full, or max_page_count reached).
+const sqliteFull = 13
 
 // WriteStats reports the write transactions committed and retried since
 // the store was opened.

@@ -1,0 +1,95 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"docgraph/pipeline"
+	"docgraph/store"
+	"docgraph/store/sqlite"
+)
+
+// writeNotes writes n small distinct documents into dir.
+func writeNotes(t *testing.T, dir string, first, n int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := first; i < first+n; i++ {
+		text := fmt.Sprintf("# Note %d\n\nAda Lovelace%d met Charles Babbage%d in London%d. ", i, i, i, i) +
+			strings.Repeat(fmt.Sprintf("The Analytical Engine%d was designed in Cambridge%d by Babbage%d. ", i, i, i), 20)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("note%03d.md", i)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDiskFullStopsTheRun: a store that can grow no more (SQLITE_FULL,
+// here from max_page_count as from a full disk) stops an ingest run with
+// one error naming the store and the full disk, rather than failing every
+// remaining document in turn; what was committed before stays, and a run
+// once there is room goes on from there.
+func TestDiskFullStopsTheRun(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeNotes(t, filepath.Join(dir, "a"), 0, 10)
+	writeNotes(t, filepath.Join(dir, "b"), 10, 60)
+	opts, emb := offlineOptions()
+	db := filepath.Join(dir, "graph.db")
+	st, err := sqlite.Open(ctx, db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := pipeline.Offline(pipeline.Settings{}, emb, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := p.Ingest(ctx, []string{filepath.Join(dir, "a")}, pipeline.Options{}); err != nil || sum.Added != 10 {
+		t.Fatalf("first run: %+v, %v", sum, err)
+	}
+
+	if err := st.LimitPages(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := p.Ingest(ctx, []string{dir}, pipeline.Options{})
+	t.Logf("run on a full store: %v", err)
+	if sum != nil {
+		t.Logf("summary: added %d failed %d; first failure %+v", sum.Added, sum.Failed, sum.Failures[:min(1, len(sum.Failures))])
+	}
+	if !errors.Is(err, store.ErrDiskFull) || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), db) {
+		t.Fatalf("error %v, want one saying the store %s is full", err, db)
+	}
+	if sum == nil || sum.Failed != 0 || len(sum.Failures) != 0 {
+		t.Fatalf("a full disk was reported as document failures: %+v", sum)
+	}
+	docs, err := st.Documents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := 0
+	for _, d := range docs {
+		switch d.Status {
+		case store.StatusDone:
+			done++
+		case store.StatusFailed:
+			t.Errorf("%s recorded as failed: %s", d.Path, d.Error)
+		}
+	}
+	if done < 10 {
+		t.Errorf("%d documents done after the full disk, want the 10 written before", done)
+	}
+
+	if err := st.LimitPages(ctx, -1); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = p.Ingest(ctx, []string{dir}, pipeline.Options{})
+	if err != nil || sum.Failed != 0 || sum.Added+sum.Unchanged != 70 {
+		t.Fatalf("the run once there is room: %+v, %v", sum, err)
+	}
+}
