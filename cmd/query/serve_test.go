@@ -350,13 +350,8 @@ func TestServeToken(t *testing.T) {
 	db := corpusStore(t)
 	const token = "s3cret-token-0123456789abcdef"
 	var logs bytes.Buffer
-	var mu sync.Mutex
-	logf := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(&logs, format+"\n", args...)
-	}
-	srv := startAPI(t, testEngine(t, db), apiConfig{Token: token, AccessLog: true, Logf: logf})
+	logw := &syncWriter{w: &logs}
+	srv := startAPI(t, testEngine(t, db), apiConfig{Token: token, AccessLog: true, Logf: logw.logf})
 	body := `{"question": "Who designed Go?"}`
 	for _, c := range []struct {
 		header []string
@@ -393,8 +388,8 @@ func TestServeToken(t *testing.T) {
 	if r := do(t, "GET", srv.URL+"/v1/stats", ""); r.Status != 401 {
 		t.Errorf("stats without token: %d", r.Status)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	logw.mu.Lock()
+	defer logw.mu.Unlock()
 	if !strings.Contains(logs.String(), "POST /v1/query 401") || strings.Contains(logs.String(), token) || strings.Contains(logs.String(), "wrong-token") {
 		t.Errorf("access log shows a token or misses requests:\n%s", logs.String())
 	}
@@ -646,6 +641,11 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// logf writes one log line, as apiConfig.Logf does.
+func (s *syncWriter) logf(format string, args ...any) {
+	fmt.Fprintf(s, format+"\n", args...)
 }
 
 // openAPISpec is the served OpenAPI document, with schemas ready to
@@ -1048,13 +1048,8 @@ func TestServeAccessLogEscapes(t *testing.T) {
 	const forged = "/v1/chunks/x%0aquery%20serve:%20...%20GET%20/v1/admin%20200%201ms%0a%1b%5b2J%00%e2%80%ae%ff"
 	for _, token := range []string{"", "a-token-of-enough-length"} {
 		var logs bytes.Buffer
-		var mu sync.Mutex
-		logf := func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(&logs, format+"\n", args...)
-		}
-		srv := startAPI(t, e, apiConfig{Token: token, AccessLog: true, Logf: logf})
+		logw := &syncWriter{w: &logs}
+		srv := startAPI(t, e, apiConfig{Token: token, AccessLog: true, Logf: logw.logf})
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -1069,9 +1064,9 @@ func TestServeAccessLogEscapes(t *testing.T) {
 		if want := map[bool]int{true: 404, false: 401}[token == ""]; resp.StatusCode != want {
 			t.Errorf("token %v: %d, want %d", token != "", resp.StatusCode, want)
 		}
-		mu.Lock()
+		logw.mu.Lock()
 		log := logs.String()
-		mu.Unlock()
+		logw.mu.Unlock()
 		if strings.Count(log, "\n") != 1 || !strings.HasSuffix(log, "\n") {
 			t.Errorf("token %v: want one log line, got %q", token != "", log)
 		}

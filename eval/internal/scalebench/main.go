@@ -143,6 +143,7 @@ type row struct {
 	serveStart          time.Duration
 	serveFirst          time.Duration
 	serveRSS, serveAnon int64
+	servePSS            int64 // shared file pages counted once
 	recall5             float64
 	recallN             int
 	bm25                time.Duration
@@ -346,6 +347,7 @@ func serve(ctx context.Context, o options, storeURL string, questions []eval.Que
 		}
 	}
 	r.serveRSS, r.serveAnon = rss(cmd.Process.Pid)
+	r.servePSS = pss(cmd.Process.Pid)
 	return nil
 }
 
@@ -465,6 +467,23 @@ func rss(pid int) (total, anon int64) {
 	return total, anon
 }
 
+// pss is the process's proportional set size: RSS counts a page of the
+// store once for every SQLite connection that maps the file (four readers
+// map the same pages), PSS once in all.
+func pss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n * 1024
+		}
+	}
+	return 0
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "..." + s[len(s)-n:]
@@ -486,14 +505,14 @@ func report(w io.Writer, o options, rows []row) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scale\tfiles\ttext MB\tingest s\tingest CPU s\tingest peak RSS MB\twritten GB\twritten/store\tstore MB\tstore/text\tone-shot p50 ms\t"+
-		servedHeader(o.clients)+"serve start ms\tfirst answer ms\tserve RSS MB (anon)\tR@5\tBM25 R@5\tBM25 ms/q")
+		servedHeader(o.clients)+"serve start ms\tfirst answer ms\tserve RSS MB (anon)\tserve PSS MB\tR@5\tBM25 R@5\tBM25 ms/q")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "x%d\t%d\t%.1f\t%.1f\t%.1f\t%.0f\t%.2f\t%.1f\t%.0f\t%.0f\t%.0f\t%s%.0f\t%.0f\t%.0f (%.0f)\t%.1f\t%s\t%.1f\n",
+		fmt.Fprintf(tw, "x%d\t%d\t%.1f\t%.1f\t%.1f\t%.0f\t%.2f\t%.1f\t%.0f\t%.0f\t%.0f\t%s%.0f\t%.0f\t%.0f (%.0f)\t%.0f\t%.1f\t%s\t%.1f\n",
 			r.k, r.files, float64(r.textBytes)/1e6, r.ingest.Seconds(), r.ingestCPU.Seconds(), float64(r.peakRSS)/1e6,
 			float64(r.written)/1e9, float64(r.written)/float64(max(r.storeBytes, 1)),
 			float64(r.storeBytes)/1e6, float64(r.storeBytes)/float64(max(r.textBytes, 1)),
 			ms(r.oneshotP50), servedCells(r.served), ms(r.serveStart), ms(r.serveFirst),
-			float64(r.serveRSS)/1e6, float64(r.serveAnon)/1e6, 100*r.recall5, r.bm25Recall, ms(r.bm25))
+			float64(r.serveRSS)/1e6, float64(r.serveAnon)/1e6, float64(r.servePSS)/1e6, 100*r.recall5, r.bm25Recall, ms(r.bm25))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
