@@ -45,14 +45,24 @@ func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) 
 }
 
 // GraphVersion is the store's write generation, which every write and
-// delete bumps whichever process made it, with the number of done documents,
-// which a status change moves. Both are index reads.
+// delete bumps whichever process made it, with the count of documents
+// that entered or left 'done' (meta done_moves, kept by triggers), which a
+// status change moves: two key reads. A store whose writer has not yet
+// added the triggers counts its done documents instead.
 func (s *Store) GraphVersion(ctx context.Context) (string, error) {
-	var gen, done int64
+	var gen int64
+	var moves sql.NullString
 	err := s.rdb.QueryRowContext(ctx, `SELECT
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'),
-		(SELECT count(*) FROM documents WHERE status = 'done')`).Scan(&gen, &done)
+		(SELECT value FROM meta WHERE key = 'done_moves')`).Scan(&gen, &moves)
 	if err != nil {
+		return "", fmt.Errorf("sqlite store %s: graph version: %w", s.path, err)
+	}
+	if moves.Valid {
+		return strconv.FormatInt(gen, 10) + "/m" + moves.String, nil
+	}
+	var done int64
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE status = 'done'`).Scan(&done); err != nil {
 		return "", fmt.Errorf("sqlite store %s: graph version: %w", s.path, err)
 	}
 	return strconv.FormatInt(gen, 10) + "/" + strconv.FormatInt(done, 10), nil

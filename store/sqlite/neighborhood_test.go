@@ -110,3 +110,57 @@ func TestMentionIndexesUpgrade(t *testing.T) {
 		t.Errorf("after a writable open the indexes are %s", got)
 	}
 }
+
+// TestGraphVersionWithoutCounting: the version is read from meta, kept by
+// triggers, and a store written before them still has a version that
+// moves with a status change until its next writable open adds them.
+func TestGraphVersionWithoutCounting(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := store.Document{ID: "d1", Path: "/a.md", Title: "A"}
+	if err := s.WriteDocument(ctx, &store.DocumentWrite{Document: doc}); err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := s.GraphVersion(ctx)
+	if !strings.Contains(v1, "/m") {
+		t.Fatalf("version %q is not read from done_moves", v1)
+	}
+	if err := s.SetStatus(ctx, doc, store.StatusFailed, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if v2, _ := s.GraphVersion(ctx); v2 == v1 {
+		t.Errorf("a done document that failed left the version at %q", v2)
+	}
+	// As an older docgraph left it: no triggers, no done_moves.
+	for _, q := range []string{`DROP TRIGGER documents_done_in`, `DROP TRIGGER documents_done_moved`,
+		`DROP TRIGGER documents_done_out`, `DELETE FROM meta WHERE key = 'done_moves'`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	r, err := Open(ctx, path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.GraphVersion(ctx); err != nil || strings.Contains(v, "/m") {
+		t.Errorf("an older store's version: %q, %v", v, err)
+	}
+	r.Close()
+	w, err := Open(ctx, path, storetest.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	v3, _ := w.GraphVersion(ctx)
+	if err := w.SetStatus(ctx, doc, store.StatusDone, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v4, _ := w.GraphVersion(ctx); v4 == v3 || !strings.Contains(v4, "/m") {
+		t.Errorf("after the upgrade, a status change moved the version %q -> %q", v3, v4)
+	}
+}

@@ -210,6 +210,18 @@ CREATE TABLE IF NOT EXISTS vector_log(
 	id   INTEGER NOT NULL,
 	PRIMARY KEY(gen, kind, id)
 ) WITHOUT ROWID;
+
+-- meta done_moves counts documents entering or leaving 'done' (whoever
+-- writes: these live in the file), so the graph version is two key reads
+-- rather than a count of the done documents, which every query made: 3-4
+-- ms at x4, growing with the shelf.
+CREATE TRIGGER IF NOT EXISTS documents_done_in AFTER INSERT ON documents WHEN new.status = 'done'
+BEGIN UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'done_moves'; END;
+CREATE TRIGGER IF NOT EXISTS documents_done_moved AFTER UPDATE OF status ON documents
+	WHEN (old.status = 'done') <> (new.status = 'done')
+BEGIN UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'done_moves'; END;
+CREATE TRIGGER IF NOT EXISTS documents_done_out AFTER DELETE ON documents WHEN old.status = 'done'
+BEGIN UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'done_moves'; END;
 `
 
 // Store is an open SQLite graph store. It is safe for concurrent use; writes
@@ -542,6 +554,9 @@ func (s *Store) checkMeta(meta map[string]string) (map[string]string, error) {
 	set := map[string]string{"schema_version": strconv.Itoa(schemaVersion)}
 	if _, ok := meta["generation"]; !ok {
 		set["generation"] = "0"
+	}
+	if _, ok := meta["done_moves"]; !ok {
+		set["done_moves"] = "0"
 	}
 	// instance tells this database from another created later at the same
 	// path, so an index file left behind by the old one is never used.
