@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"docgraph/retrieve/graphalg"
 	"docgraph/store"
@@ -61,4 +62,58 @@ func NeighborCacheSize(r *Retriever) (entries, cost int) {
 		}
 	}
 	return entries, cost
+}
+
+// SnapshotDiffers reads r's store's whole passage graph as a snapshot and
+// compares every node of it, and unknown ones, with the store's own
+// answers through the cache; it returns the first difference, or "".
+func SnapshotDiffers(ctx context.Context, r *Retriever) (string, int, error) {
+	pg := r.store.(store.PassageGraph)
+	src := r.store.(interface {
+		store.GraphScanner
+		Documents(ctx context.Context) ([]store.Document, error)
+	})
+	version, err := pg.GraphVersion(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	snap, err := readSnapshot(ctx, src, r.cfg.Graph.MaxEntityChunks, version)
+	if err != nil || snap == nil {
+		return "", 0, fmt.Errorf("no snapshot: %v", err)
+	}
+	keys := []nodeKey{{id: "no such entity"}, {chunk: true, id: "no such chunk"}}
+	for k := range snap.nodes {
+		keys = append(keys, k)
+	}
+	fromStore, err := newNeighborCache(r.cfg.Graph.MaxEntityChunks).forVersion(version).lookup(ctx, pg, keys)
+	if err != nil {
+		return "", 0, err
+	}
+	for i, k := range keys {
+		a, b := snap.entry(k), fromStore[i]
+		if a.chunks != b.chunks || fmt.Sprint(a.to) != fmt.Sprint(b.to) || fmt.Sprint(a.title) != fmt.Sprint(b.title) {
+			return fmt.Sprintf("%+v: snapshot %+v, store %+v", k, *a, *b), len(keys), nil
+		}
+	}
+	return "", len(keys), nil
+}
+
+// SnapshotReady waits until r holds the snapshot of its store's graph
+// version (WithPassageSnapshot), asking for it as a query would.
+func SnapshotReady(ctx context.Context, r *Retriever) error {
+	pg := r.store.(store.PassageGraph)
+	for {
+		v, err := pg.GraphVersion(ctx)
+		if err != nil {
+			return err
+		}
+		if r.neighbors.snapshot(v) != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }

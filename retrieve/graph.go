@@ -49,6 +49,7 @@ type neighborCache struct {
 	limit     int
 	mu        sync.Mutex
 	gen       *neighborGen
+	snap      *snapshotter // nil: no whole-graph snapshots (WithPassageSnapshot)
 }
 
 func newNeighborCache(maxChunks int) *neighborCache {
@@ -216,6 +217,7 @@ func (o GraphOptions) kept(n int) bool {
 type walker struct {
 	pg   store.PassageGraph
 	gen  *neighborGen
+	full *passageSnapshot // the whole graph of gen's version, when held
 	opts GraphOptions
 
 	keys    []nodeKey
@@ -234,7 +236,21 @@ func (r *Retriever) startWalk(ctx context.Context, pg store.PassageGraph) (*walk
 	if err != nil {
 		return nil, wrap("graph version", err)
 	}
-	return &walker{pg: pg, gen: r.neighbors.forVersion(version), opts: r.cfg.Graph, index: map[nodeKey]int32{}}, nil
+	return &walker{pg: pg, gen: r.neighbors.forVersion(version), full: r.neighbors.snapshot(version),
+		opts: r.cfg.Graph, index: map[nodeKey]int32{}}, nil
+}
+
+// lookup answers keys from the snapshot when one is held, else through the
+// cache from the store.
+func (w *walker) lookup(ctx context.Context, keys []nodeKey) ([]*adjEntry, error) {
+	if w.full == nil {
+		return w.gen.lookup(ctx, w.pg, keys)
+	}
+	out := make([]*adjEntry, len(keys))
+	for i, k := range keys {
+		out[i] = w.full.entry(k)
+	}
+	return out, nil
 }
 
 // entityCounts returns the chunk counts of the entities the store knows
@@ -244,7 +260,7 @@ func (w *walker) entityCounts(ctx context.Context, ids []string) (map[string]int
 	for i, id := range ids {
 		keys[i] = nodeKey{id: id}
 	}
-	es, err := w.gen.lookup(ctx, w.pg, keys)
+	es, err := w.lookup(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +300,7 @@ func (w *walker) Fetch(ctx context.Context, nodes []int32) error {
 	for i, u := range nodes {
 		keys[i] = w.keys[u]
 	}
-	es, err := w.gen.lookup(ctx, w.pg, keys)
+	es, err := w.lookup(ctx, keys)
 	if err != nil {
 		return err
 	}

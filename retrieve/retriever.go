@@ -125,6 +125,8 @@ type Retriever struct {
 	// background: reload the path graph in the background after a store
 	// change, answering from the previous copy meanwhile.
 	background bool
+	// snapshots: hold the whole passage graph per version (WithPassageSnapshot).
+	snapshots bool
 	// pathsErr is a bad PathSpec, reported by the first mix query.
 	pathsErr error
 }
@@ -139,7 +141,7 @@ func New(st store.Reader, emb embedstore.Embedder, opts ...Option) *Retriever {
 	if r.ner == nil {
 		r.ner = ner.NewOffline()
 	}
-	r.neighbors = newNeighborCache(r.cfg.Graph.MaxEntityChunks)
+	r.neighbors = r.newNeighborCache(r.cfg.Graph.MaxEntityChunks)
 	if r.cfg.Weights.Paths > 0 {
 		r.paths, r.pathsErr = newPathCache(r.cfg.PathSpec, r.background, paths.WithEmbedder(r.emb))
 	}

@@ -23,7 +23,7 @@ func (r *Retriever) WithConfig(c Config) *Retriever {
 	d := *r
 	d.cfg = c.withDefaults()
 	if d.cfg.Graph.MaxEntityChunks != r.cfg.Graph.MaxEntityChunks {
-		d.neighbors = newNeighborCache(d.cfg.Graph.MaxEntityChunks)
+		d.neighbors = d.newNeighborCache(d.cfg.Graph.MaxEntityChunks)
 	}
 	switch {
 	case d.cfg.Weights.Paths <= 0:
@@ -43,14 +43,25 @@ func pathSpecOf(c Config) string {
 
 // Refresh brings the in-memory path graph (mix's path signal) up to date
 // with the store, so that the next query need not load it (in background
-// mode it starts the reload and returns). The passage graph is never
-// loaded whole: PageRank reads it around each question's entities, and
-// the first query after a change reads afresh. Without a path signal, or
-// on a store that cannot hand over its graph, there is nothing to refresh.
+// mode it starts the reload and returns). Without WithPassageSnapshot the
+// passage graph is never loaded whole: PageRank reads it around each
+// question's entities, and the first query after a change reads afresh;
+// with it, the new version's snapshot starts building. Without a path
+// signal, or on a store that cannot hand over its graph, there is nothing
+// to refresh.
 func (r *Retriever) Refresh(ctx context.Context) error {
 	gs, ok := r.store.(store.GraphScanner)
 	if !ok {
 		return nil
+	}
+	if r.neighbors.snap != nil {
+		// Start reading the passage graph's snapshot of this version now
+		// rather than at the next query (WithPassageSnapshot).
+		v, err := gs.GraphVersion(ctx)
+		if err != nil {
+			return err
+		}
+		r.neighbors.snapshot(v)
 	}
 	if ks, ok := r.store.(store.KGScanner); ok && r.paths != nil {
 		if _, err := r.paths.get(ctx, gs, ks); err != nil {

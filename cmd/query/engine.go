@@ -59,8 +59,22 @@ func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf 
 	}
 	e := &engine{settings: s, st: st, emb: emb, model: model, tok: tok, flags: rf, paths: pf,
 		bySpec: map[string]*retrieve.Retriever{}, done: done}
-	e.root = retrieve.New(st, emb, retrieve.WithConfig(rf.Config), retrieve.WithModel(model), retrieve.WithBackgroundReload())
+	opts := []retrieve.Option{retrieve.WithConfig(rf.Config), retrieve.WithModel(model), retrieve.WithBackgroundReload()}
+	if embeddedStore(s.Store) {
+		// The passage graph in memory, per version: the server's walks then
+		// ask the file nothing. A Neo4j store is walked on the server, so
+		// that no process streams its whole graph.
+		opts = append(opts, retrieve.WithPassageSnapshot())
+	}
+	e.root = retrieve.New(st, emb, opts...)
 	return e, nil
+}
+
+// embeddedStore reports whether a store URL names a store in a local file
+// (the SQLite default) rather than one on a server.
+func embeddedStore(storeURL string) bool {
+	scheme, _, found := strings.Cut(storeURL, "://")
+	return !found || scheme == "sqlite" || scheme == "file"
 }
 
 // close releases the store and the models (done closes both).
