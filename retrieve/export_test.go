@@ -82,9 +82,7 @@ func SnapshotDiffers(ctx context.Context, r *Retriever) (string, int, error) {
 		return "", 0, fmt.Errorf("no snapshot: %v", err)
 	}
 	keys := []nodeKey{{id: "no such entity"}, {chunk: true, id: "no such chunk"}}
-	for k := range snap.nodes {
-		keys = append(keys, k)
-	}
+	keys = append(keys, snap.keys...)
 	fromStore, err := newNeighborCache(r.cfg.Graph.MaxEntityChunks).forVersion(version).lookup(ctx, pg, keys)
 	if err != nil {
 		return "", 0, err
