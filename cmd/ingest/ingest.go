@@ -140,6 +140,11 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	}
 	if sum != nil {
 		sum.LLM = models.Stats()
+		if sum.LLM != nil && sum.LLM.UnusableAnswers > int64(sum.UnusableAnswers) {
+			// The documents' counts leave out those rolled back when the run
+			// stopped; the model's count has every answer of the run.
+			sum.UnusableAnswers = int(sum.LLM.UnusableAnswers)
+		}
 		if opts.JSON {
 			if jerr := writeJSON(io.Out, tidySummary(sum)); jerr != nil {
 				return jerr
