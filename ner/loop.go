@@ -267,9 +267,14 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 	conv.add(llms.ChatMessageTypeAI, answer, replyRoom)
 	x := &Extraction{}
 	got := ParseRecords(answer)
-	if ok, err := l.checkAnswer(x, answer, got, false); err != nil {
+	ok, err := l.checkAnswer(x, answer, got, false)
+	if !ok {
+		l.forget(ctx, conv.msgs[:1])
+	}
+	if err != nil {
 		return nil, err
-	} else if !ok {
+	}
+	if !ok {
 		// Gleaning on top of prose asks for more of what never came.
 		x.Unusable = true
 		x.Rejected = got.Rejected
@@ -301,9 +306,14 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 		conv.add(llms.ChatMessageTypeAI, answer, l.count(answer))
 		got := ParseRecords(answer)
 		l.stats.rounds.Add(1)
-		if ok, err := l.checkAnswer(x, answer, got, true); err != nil {
+		ok, err := l.checkAnswer(x, answer, got, true)
+		if !ok {
+			l.forget(ctx, conv.msgs[:len(conv.msgs)-1])
+		}
+		if err != nil {
 			return nil, err
-		} else if !ok {
+		}
+		if !ok {
 			x.Rejected += got.Rejected
 			break // the model stopped following the format: more rounds would not help
 		}
@@ -383,6 +393,16 @@ func (l *Loop) checkAnswer(x *Extraction, answer string, got *Extraction, gleani
 		return false, l.stopped
 	}
 	return false, nil
+}
+
+// forget drops the cached answer to msgs, when the model caches (an
+// llm.Client), so that retrying the chunk asks the model again.
+func (l *Loop) forget(ctx context.Context, msgs []llms.MessageContent) {
+	if f, ok := l.model.(interface {
+		Forget(context.Context, []llms.MessageContent, ...llms.CallOption)
+	}); ok {
+		f.Forget(ctx, msgs, l.callOpts...)
+	}
 }
 
 // stopErr is the error that stopped the loop, nil while it runs.

@@ -3,10 +3,12 @@ package ner
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"docgraph/llm"
 	"docgraph/llm/llmtest"
 )
 
@@ -139,5 +141,33 @@ func TestLoopUsableAnswerEndsTheStartCount(t *testing.T) {
 	}
 	if st := l.Stats(); st.Unusable != 4 {
 		t.Errorf("unusable %d, want 4", st.Unusable)
+	}
+}
+
+// TestLoopForgetsUnusableAnswers: an unusable answer is not replayed from
+// the response cache, so the document's retry asks the model again; usable
+// answers still are.
+func TestLoopForgetsUnusableAnswers(t *testing.T) {
+	srv := newLoopServer(map[string][]string{"extract": {proseAnswer, rec1, rec1}, "continue": {"<|COMPLETE|>", "<|COMPLETE|>"}})
+	defer srv.Close()
+	cache := filepath.Join(t.TempDir(), "cache.db")
+	extract := func() *Extraction {
+		t.Helper()
+		l := NewLoop(newLoopClient(t, srv.Server, llm.WithCache(cache)), WithGleaning(1))
+		x, err := l.Extract(context.Background(), testChunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	if x := extract(); !x.Unusable {
+		t.Fatalf("first run: %+v, want an unusable answer", x)
+	}
+	if x := extract(); x.Unusable || len(x.Entities) != 1 {
+		t.Fatalf("retry: %+v, want the model asked again and its records", x)
+	}
+	before := srv.Count()
+	if x := extract(); x.Unusable || len(x.Entities) != 1 || srv.Count() != before {
+		t.Fatalf("third run: %+v after %d new requests, want the usable answer from the cache", x, srv.Count()-before)
 	}
 }
