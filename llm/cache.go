@@ -87,6 +87,13 @@ func (c *cache) put(ctx context.Context, key, kind, provider, model string, valu
 	return nil
 }
 
+func (c *cache) remove(ctx context.Context, key string) error {
+	if _, err := c.db.ExecContext(ctx, `DELETE FROM llm_cache WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("llm cache %s: delete: %w", c.path, err)
+	}
+	return nil
+}
+
 // chatKey hashes everything that decides a chat completion: provider, model,
 // every message, and the generation parameters. Streaming callbacks are left
 // out because they do not change the answer. ok is false when the request

@@ -151,6 +151,30 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 	return resp, nil
 }
 
+// Forget drops the cached answer to the request GenerateContent would make
+// with these messages and options, for an answer the caller found unusable
+// (not in the format it asked for): a later run asks the model again rather
+// than replaying it, as after a fix behind the same model name. Without a
+// cache it does nothing; a cache that cannot be written is only logged.
+func (c *Client) Forget(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) {
+	if c.cache == nil {
+		return
+	}
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	model := c.name
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	if key, ok := chatKey(c.provider, model, messages, opts); ok {
+		if err := c.cache.remove(context.WithoutCancel(ctx), key); err != nil {
+			c.logCache(ctx, err)
+		}
+	}
+}
+
 // unfinishedStream tells a streamed OpenAI answer that ended before the
 // model finished it: every complete stream ends with a finish_reason, so
 // one without is cut off (a dropped connection closed cleanly, a proxy

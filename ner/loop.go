@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
@@ -47,6 +48,14 @@ type Loop struct {
 	count         func(string) int
 	callOpts      []llms.CallOption
 	stats         loopCounters
+	unusableLimit int
+
+	// startMu guards the run of unusable answers at the start: the count
+	// before any usable answer, and the error that stopped the loop.
+	startMu       sync.Mutex
+	startUnusable int
+	sawUsable     bool
+	stopped       *UnusableAnswersError
 }
 
 var _ Extractor = (*Loop)(nil)
@@ -106,6 +115,18 @@ func WithTokenCounter(count func(string) int) LoopOption {
 	}
 }
 
+// WithUnusableLimit is how many consecutive unusable answers (no record in
+// the extraction format) at the start, before any usable one, stop the
+// loop with an UnusableAnswersError (default 5; 0 never stops). Once a
+// usable answer came, unusable ones are only counted.
+func WithUnusableLimit(n int) LoopOption {
+	return func(l *Loop) {
+		if n >= 0 {
+			l.unusableLimit = n
+		}
+	}
+}
+
 // WithCallOptions are passed to every model call (default temperature 0).
 func WithCallOptions(opts ...llms.CallOption) LoopOption {
 	return func(l *Loop) { l.callOpts = opts }
@@ -121,6 +142,7 @@ func NewLoop(model llms.Model, opts ...LoopOption) *Loop {
 		contextTokens: 32768,
 		count:         llm.EstimateTokens,
 		callOpts:      []llms.CallOption{llms.WithTemperature(0)},
+		unusableLimit: 5,
 	}
 	for _, o := range opts {
 		o(l)
@@ -143,10 +165,17 @@ func (l *Loop) Name() string {
 		opts = append(opts, "lang="+l.language)
 	}
 	n := loopVersion + "(" + strings.Join(opts, ",") + ")"
-	if m, ok := l.model.(interface{ Name() string }); ok {
-		n += ":" + m.Name()
+	if m := l.modelName(); m != "" {
+		n += ":" + m
 	}
 	return n
+}
+
+func (l *Loop) modelName() string {
+	if m, ok := l.model.(interface{ Name() string }); ok {
+		return m.Name()
+	}
+	return ""
 }
 
 // LoopStats are a Loop's counters, for the ingest summary.
@@ -160,6 +189,7 @@ type LoopStats struct {
 	JudgeNo      int64
 	JudgeInvalid int64 // judge answers that were neither yes nor no (gleaning stopped)
 	Rejected     int64 // malformed records dropped
+	Unusable     int64 // answers with no record in the extraction format
 	Entities     int64 // entities returned, after merging rounds
 	Relations    int64 // relations returned, after merging rounds
 }
@@ -168,6 +198,7 @@ type loopCounters struct {
 	chunks, failed, calls, rounds, skips atomic.Int64
 	judgeYes, judgeNo, judgeInvalid      atomic.Int64
 	rejected, entities, relations        atomic.Int64
+	unusable                             atomic.Int64
 }
 
 // Stats returns the counters so far.
@@ -177,7 +208,7 @@ func (l *Loop) Stats() LoopStats {
 		Chunks: s.chunks.Load(), Failed: s.failed.Load(), Calls: s.calls.Load(),
 		Rounds: s.rounds.Load(), ContextSkips: s.skips.Load(),
 		JudgeYes: s.judgeYes.Load(), JudgeNo: s.judgeNo.Load(), JudgeInvalid: s.judgeInvalid.Load(),
-		Rejected: s.rejected.Load(), Entities: s.entities.Load(), Relations: s.relations.Load(),
+		Rejected: s.rejected.Load(), Unusable: s.unusable.Load(), Entities: s.entities.Load(), Relations: s.relations.Load(),
 	}
 }
 
@@ -235,7 +266,21 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 	replyRoom := l.count(answer)
 	conv.add(llms.ChatMessageTypeAI, answer, replyRoom)
 	x := &Extraction{}
-	recMerge(x, ParseRecords(answer))
+	got := ParseRecords(answer)
+	ok, err := l.checkAnswer(x, answer, got, false)
+	if !ok {
+		l.forget(ctx, conv.msgs[:1])
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// Gleaning on top of prose asks for more of what never came.
+		x.Unusable = true
+		x.Rejected = got.Rejected
+		return x, nil
+	}
+	recMerge(x, got)
 	// The gleaning request is the same every round: count it once.
 	moreTokens := l.count(more)
 
@@ -259,8 +304,20 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 			return nil, fmt.Errorf("gleaning round %d: %w", round+1, err)
 		}
 		conv.add(llms.ChatMessageTypeAI, answer, l.count(answer))
-		recMerge(x, ParseRecords(answer))
+		got := ParseRecords(answer)
 		l.stats.rounds.Add(1)
+		ok, err := l.checkAnswer(x, answer, got, true)
+		if !ok {
+			l.forget(ctx, conv.msgs[:len(conv.msgs)-1])
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			x.Rejected += got.Rejected
+			break // the model stopped following the format: more rounds would not help
+		}
+		recMerge(x, got)
 
 		// Base asks the judge after each round; after the last round there
 		// is nothing left to decide, so that question is not asked.
@@ -305,7 +362,65 @@ func (l *Loop) judge(ctx context.Context, conv *loopConversation, question strin
 	return yes, nil
 }
 
+// checkAnswer says whether an answer (got, its parsed records) is in the
+// extraction format; an unusable one is counted and described in x. Before
+// any usable answer, the unusableLimit-th unusable one in a row stops the
+// loop: the error is returned here and by every later call.
+func (l *Loop) checkAnswer(x *Extraction, answer string, got *Extraction, gleaning bool) (bool, error) {
+	usable := recUsable(answer, got, gleaning)
+	l.startMu.Lock()
+	defer l.startMu.Unlock()
+	if usable {
+		l.sawUsable = true
+		return true, nil
+	}
+	l.stats.unusable.Add(1)
+	what := "extraction"
+	if gleaning {
+		what = "gleaning"
+	}
+	excerpt := recExcerpt(answer)
+	x.UnusableAnswers = append(x.UnusableAnswers,
+		fmt.Sprintf("unusable answer from %s to the %s prompt: %q", l.modelName(), what, excerpt))
+	if l.sawUsable || l.unusableLimit == 0 {
+		return false, nil
+	}
+	l.startUnusable++
+	if l.stopped == nil && l.startUnusable >= l.unusableLimit {
+		l.stopped = &UnusableAnswersError{Model: l.modelName(), Count: l.startUnusable, Answer: excerpt}
+	}
+	if l.stopped != nil {
+		return false, l.stopped
+	}
+	return false, nil
+}
+
+// forget drops the cached answer to msgs, when the model caches (an
+// llm.Client), so that retrying the chunk asks the model again.
+func (l *Loop) forget(ctx context.Context, msgs []llms.MessageContent) {
+	if f, ok := l.model.(interface {
+		Forget(context.Context, []llms.MessageContent, ...llms.CallOption)
+	}); ok {
+		f.Forget(ctx, msgs, l.callOpts...)
+	}
+}
+
+// stopErr is the error that stopped the loop, nil while it runs.
+func (l *Loop) stopErr() error {
+	l.startMu.Lock()
+	defer l.startMu.Unlock()
+	if l.stopped == nil {
+		return nil
+	}
+	return l.stopped
+}
+
 func (l *Loop) ask(ctx context.Context, msgs []llms.MessageContent) (string, error) {
+	// A loop stopped for unusable answers makes no more calls: the chunks
+	// still queued must not spend the corpus.
+	if err := l.stopErr(); err != nil {
+		return "", err
+	}
 	l.stats.calls.Add(1)
 	resp, err := l.model.GenerateContent(ctx, msgs, l.callOpts...)
 	if err != nil {

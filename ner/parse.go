@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"docgraph/prompts"
 )
@@ -208,4 +209,40 @@ func recAddEndpoints(x *Extraction) {
 			}
 		}
 	}
+}
+
+// recUsable reports whether an extraction answer is in the extraction
+// format: it holds a record that parsed, or the completion delimiter alone,
+// which is how a model says there is nothing (more) to list. A gleaning
+// answer may also be blank: nothing more. Prose, a refusal or an empty
+// first answer is not usable; those are what a wrong model name or a chat
+// template that ignores the prompt produce.
+func recUsable(answer string, x *Extraction, gleaning bool) bool {
+	if len(x.Entities)+len(x.Relations) > 0 {
+		return true
+	}
+	answer = strings.TrimSpace(recStripThink(answer))
+	if strings.Contains(answer, prompts.CompletionDelimiter) {
+		return true
+	}
+	return gleaning && answer == ""
+}
+
+// answerExcerptBytes bounds the start of an unusable answer quoted in
+// warnings and errors.
+const answerExcerptBytes = 80
+
+// recExcerpt is the start of an answer on one line, at most
+// answerExcerptBytes long and cut at a character boundary, with "..."
+// when cut. It is not escaped: whoever prints it escapes it.
+func recExcerpt(answer string) string {
+	s := strings.Join(strings.Fields(answer), " ")
+	if len(s) <= answerExcerptBytes {
+		return s
+	}
+	cut := answerExcerptBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

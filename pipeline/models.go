@@ -189,6 +189,7 @@ type ModelStats struct {
 	JudgeInvalid     int64   `json:"judge_invalid,omitempty"`
 	ContextSkips     int64   `json:"context_skips,omitempty"`
 	RejectedRecords  int64   `json:"rejected_records,omitempty"`
+	UnusableAnswers  int64   `json:"unusable_answers,omitempty"`
 	RetryWaitSeconds float64 `json:"retry_wait_seconds,omitempty"`
 }
 
@@ -214,7 +215,7 @@ func (m *Models) Stats() *ModelStats {
 	if l, ok := m.Extractor.(*ner.Loop); ok {
 		s := l.Stats()
 		out.GleaningRounds, out.JudgeYes, out.JudgeNo, out.JudgeInvalid = s.Rounds, s.JudgeYes, s.JudgeNo, s.JudgeInvalid
-		out.ContextSkips, out.RejectedRecords = s.ContextSkips, s.Rejected
+		out.ContextSkips, out.RejectedRecords, out.UnusableAnswers = s.ContextSkips, s.Rejected, s.Unusable
 	}
 	if !any {
 		return nil

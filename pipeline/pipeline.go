@@ -142,17 +142,20 @@ const (
 
 // FileResult reports one file. Its JSON has every key, empty or not.
 type FileResult struct {
-	Path      string        `json:"path"`
-	DocID     string        `json:"doc_id"`
-	Outcome   Outcome       `json:"outcome"`
-	Error     string        `json:"error"`
-	Warnings  []string      `json:"warnings"`
-	Chunks    int           `json:"chunks"`
-	Entities  int           `json:"entities"`
-	Relations int           `json:"relations"`
-	Rejected  int           `json:"rejected_records"`
-	Merged    int           `json:"entities_merged"`
-	Duration  time.Duration `json:"duration_ns"`
+	Path      string   `json:"path"`
+	DocID     string   `json:"doc_id"`
+	Outcome   Outcome  `json:"outcome"`
+	Error     string   `json:"error"`
+	Warnings  []string `json:"warnings"`
+	Chunks    int      `json:"chunks"`
+	Entities  int      `json:"entities"`
+	Relations int      `json:"relations"`
+	Rejected  int      `json:"rejected_records"`
+	// Unusable counts the model's answers for this document that had no
+	// record in the extraction format (see ner.Extraction.Unusable).
+	Unusable int           `json:"unusable_answers"`
+	Merged   int           `json:"entities_merged"`
+	Duration time.Duration `json:"duration_ns"`
 	// Loaded says the file was read; an unchanged file whose size,
 	// modification time and inode match what was stored is not.
 	Loaded bool `json:"loaded"`
@@ -192,8 +195,12 @@ type Summary struct {
 	// docgraph reads; UnsupportedFiles lists them with the reason.
 	Unsupported int `json:"unsupported"`
 	// Warnings counts the warnings of this run's files (repaired text,
-	// skipped PDF pages, duplicates); Warned lists the files that had any.
+	// skipped PDF pages, duplicates, unusable model answers); Warned lists
+	// the files that had any.
 	Warnings int `json:"warnings"`
+	// UnusableAnswers counts the model's answers that had no record in the
+	// extraction format, in documents added and failed alike.
+	UnusableAnswers int `json:"unusable_answers"`
 	// Written counts what this run wrote; Totals what the store holds after it.
 	ChunksWritten    int           `json:"chunks_written"`
 	EntityMentions   int           `json:"entity_mentions_written"`
@@ -289,6 +296,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 			sum.UnsupportedFiles = append(sum.UnsupportedFiles, r)
 			return // not a document: no progress to report
 		}
+		sum.UnusableAnswers += r.Unusable
 		if len(r.Warnings) > 0 {
 			sum.Warnings += len(r.Warnings)
 			sum.Warned = append(sum.Warned, r)
@@ -314,6 +322,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 	sum.Skipped, sum.Writes = skipped, writes
 	if err != nil {
 		sum.Duration = time.Since(start)
+		if _, ok := errors.AsType[*ner.UnusableAnswersError](err); ok {
+			return sum, err // says all; documents in flight were rolled back
+		}
 		if store.DiskFull(err) {
 			return sum, fmt.Errorf("ingest stopped, disk full: what was written before stays, and a run once there is room goes on from there: %w", err)
 		}
@@ -468,6 +479,7 @@ func (pw *pendingWrite) finish(ctx context.Context, err error) FileResult {
 	}
 	w := pw.w
 	res.Chunks, res.Entities, res.Relations, res.Rejected, res.Merged = len(w.Chunks), len(w.Entities), len(w.Relations), pw.stats.Rejected, pw.stats.Merged
+	res.Unusable = pw.stats.Unusable
 	res.Outcome = Added
 	if pw.prev != nil && pw.prev.Status == store.StatusDone {
 		res.Outcome = Updated
@@ -481,7 +493,7 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	res := FileResult{Path: path}
 	fail := func(err error) (FileResult, *pendingWrite) {
 		res.Outcome, res.Error = Failed, err.Error()
-		if store.Fatal(err) {
+		if _, ok := errors.AsType[*ner.UnusableAnswersError](err); ok || store.Fatal(err) {
 			res.fatal = err
 		}
 		return res, nil
@@ -594,8 +606,10 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	w, stats, err := p.BuildCounted(ctx, doc)
 	if err != nil {
 		flight.end(ctx, err)
+		res.Unusable = stats.Unusable
 		return fail(err)
 	}
+	res.Warnings = w.Document.Warnings
 	w.Document.FileKey = key
 	if prev != nil && prev.ID != doc.ID {
 		w.Replaces = append(w.Replaces, prev.ID)
@@ -617,6 +631,9 @@ func (p *Pipeline) Build(ctx context.Context, doc *loader.Document) (*store.Docu
 type BuildStats struct {
 	Rejected int // records the extractor could not parse
 	Merged   int // names entity resolution folded into another name of the document
+	// Unusable counts the model's answers with no record in the
+	// extraction format (ner.Extraction.UnusableAnswers).
+	Unusable int
 }
 
 // BuildCounted is Build with all its counts.
@@ -627,7 +644,12 @@ func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*sto
 		return nil, stats, fmt.Errorf("%s: no text to index after splitting", doc.Path)
 	}
 	extractions := make([]graphbuild.ChunkExtraction, len(chunks))
-	var rmu sync.Mutex
+	var (
+		rmu             sync.Mutex
+		withText        int              // chunks an extractor is asked about
+		unusableChunks  int              // of those, chunks whose answer was unusable
+		unusableAnswers []unusableAnswer // every unusable answer, extraction and gleaning
+	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.concurrency())
 	for i, c := range chunks {
@@ -639,12 +661,30 @@ func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*sto
 			extractions[i] = graphbuild.ChunkExtraction{ChunkID: c.ID(), Extraction: ex, Text: c.Text}
 			rmu.Lock()
 			stats.Rejected += ex.Rejected
+			if strings.TrimSpace(c.Text) != "" {
+				withText++
+			}
+			if ex.Unusable {
+				unusableChunks++
+			}
+			for _, a := range ex.UnusableAnswers {
+				unusableAnswers = append(unusableAnswers, unusableAnswer{c.Index, a})
+			}
 			rmu.Unlock()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, stats, err
+	}
+	stats.Unusable = len(unusableAnswers)
+	// Chunks finish in any order; the first chunk's answer is the one quoted.
+	slices.SortStableFunc(unusableAnswers, func(a, b unusableAnswer) int { return cmp.Compare(a.chunk, b.chunk) })
+	// A document mostly read from prose would land as an empty graph that
+	// looks done: fail it, so that it stays retryable.
+	if unusableChunks > 0 && 2*unusableChunks > withText {
+		return nil, stats, fmt.Errorf("%s: %d of %d chunks got unusable answers from the model (no record in the extraction format); %s",
+			doc.Path, unusableChunks, withText, unusableAnswers[0])
 	}
 	ents, rels, merges := graphbuild.BuildReleasing(extractions)
 	extractions = nil
@@ -664,8 +704,24 @@ func (p *Pipeline) BuildCounted(ctx context.Context, doc *loader.Document) (*sto
 	}
 	row := p.documentRow(doc)
 	row.Status, row.UpdatedAt, row.Chunks, row.Warnings = store.StatusDone, time.Now().UTC(), len(rows), doc.Warnings
+	if n := len(unusableAnswers); n > 0 {
+		// One warning however many answers: it is shown once per document.
+		w := unusableAnswers[0].String()
+		if n > 1 {
+			w = fmt.Sprintf("%d unusable answers from the model (no record in the extraction format); the first, %s", n, w)
+		}
+		row.Warnings = append(slices.Clip(doc.Warnings), w)
+	}
 	return &store.DocumentWrite{Document: row, Chunks: rows, Entities: ents, Relations: rels}, stats, nil
 }
+
+// unusableAnswer is an unusable model answer for one chunk of a document.
+type unusableAnswer struct {
+	chunk int
+	what  string // ner.Extraction.UnusableAnswers
+}
+
+func (a unusableAnswer) String() string { return fmt.Sprintf("chunk %d: %s", a.chunk, a.what) }
 
 // documentRow is a loaded document's metadata as stored with this run's
 // settings, under its content id.

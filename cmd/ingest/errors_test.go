@@ -221,7 +221,7 @@ func TestSummaryJSONKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"added", "failed", "skipped", "unsupported", "warnings", "totals", "llm", "failures", "warned", "unsupported_files"} {
+	for _, k := range []string{"added", "failed", "skipped", "unsupported", "warnings", "unusable_answers", "totals", "llm", "failures", "warned", "unsupported_files"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("key %q missing:\n%s", k, out)
 		}

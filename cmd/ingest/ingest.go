@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"docgraph/cmd/internal/cli"
+	"docgraph/ner"
 	"docgraph/pipeline"
 	"docgraph/store"
 )
@@ -139,6 +140,11 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	}
 	if sum != nil {
 		sum.LLM = models.Stats()
+		if sum.LLM != nil && sum.LLM.UnusableAnswers > int64(sum.UnusableAnswers) {
+			// The documents' counts leave out those rolled back when the run
+			// stopped; the model's count has every answer of the run.
+			sum.UnusableAnswers = int(sum.LLM.UnusableAnswers)
+		}
 		if opts.JSON {
 			if jerr := writeJSON(io.Out, tidySummary(sum)); jerr != nil {
 				return jerr
@@ -150,6 +156,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if store.DiskFull(err) {
 		return fmt.Errorf("store %s: %w", store.Redact(storeURL(opts.Settings)), err)
 	}
+	if ue, ok := errors.AsType[*ner.UnusableAnswersError](err); ok {
+		return unusableAnswersError(ue)
+	}
 	if err != nil {
 		return err
 	}
@@ -160,6 +169,14 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 		return cli.Shown(errSomeFailed)
 	}
 	return nil
+}
+
+// unusableAnswersError is the one message of a run stopped because the
+// model's first answers were not in the extraction format.
+func unusableAnswersError(ue *ner.UnusableAnswersError) error {
+	return fmt.Errorf("stopped: the model's answers are not in the extraction format: the first %d answers of %s had no record, e.g. \"%s\"; "+
+		"check --llm (the model name, and that the endpoint serves a chat model that follows instructions); no more chunks were sent, and the documents are retried on the next run",
+		ue.Count, cli.Escape(ue.Model), cli.Escape(ue.Answer))
 }
 
 // writeJSON writes v indented, as every --json output of ingest is.
@@ -230,6 +247,9 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	}
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "failed: %s\n", cli.OneLine(f.Error, maxErrorBytes))
+	}
+	if s.UnusableAnswers > 0 {
+		fmt.Fprintf(w, "unusable answers: %d (no record in the extraction format; check --llm)\n", s.UnusableAnswers)
 	}
 	if s.Warnings > 0 {
 		fmt.Fprintf(w, "warnings: %d in %d files\n", s.Warnings, len(s.Warned))
