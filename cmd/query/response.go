@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"time"
 
+	"docgraph/llm"
 	"docgraph/retrieve"
 	"docgraph/retrieve/paths"
 )
@@ -48,6 +50,9 @@ type Response struct {
 	CandidateChunks map[string][]string      `json:"candidate_chunks"`
 	ContextTokens   int                      `json:"context_tokens"`
 	Timings         map[string]time.Duration `json:"timings_ns"`
+	// LLMUsage is what the query cost in chat calls and tokens (zero
+	// without --llm or when every call was answered from the cache).
+	LLMUsage llm.UsageCounts `json:"llm_usage"`
 }
 
 // PathSearch is path mode's account of its search.
@@ -127,7 +132,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 }
 
 // write prints r as indented JSON.
-func (r *Response) write(w io.Writer) error {
+// write prints r with the model usage counted under ctx (llm.WithUsage).
+func (r *Response) write(ctx context.Context, w io.Writer) error {
+	r.LLMUsage = llm.UsageFrom(ctx).Counts()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
