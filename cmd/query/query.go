@@ -90,19 +90,23 @@ func (f *retrievalFlags) model(s pipeline.Settings) (*llm.Client, error) {
 // with the flags' client settings; done releases both.
 func (f *retrievalFlags) openModels(ctx context.Context, s pipeline.Settings) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
 	s.LLMSettings = f.Client
-	emb, err = pipeline.OpenEmbedder(ctx, s)
+	// A query whose embedder fails answers from full-text and graph search
+	// (retrieve's embedOrWarn), so one retry is worth waiting for, not six.
+	es := s
+	es.Retries = 1
+	emb, err = openQueryEmbedder(ctx, es)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	client, err := f.model(s)
 	if err != nil {
-		pipeline.CloseEmbedder(emb)
+		closeQueryEmbedder(emb)
 		return nil, nil, nil, err
 	}
-	done = func() { pipeline.CloseEmbedder(emb) }
+	done = func() { closeQueryEmbedder(emb) }
 	if client != nil {
 		model = client
-		done = func() { client.Close(); pipeline.CloseEmbedder(emb) }
+		done = func() { client.Close(); closeQueryEmbedder(emb) }
 	}
 	return emb, model, done, nil
 }
@@ -340,6 +344,9 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	res, err := r.Retrieve(ctx, opts.Question, opts.Mode)
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(io.Err, "warning:", cli.Escape(w))
 	}
 	lt := <-tokc
 	if lt.err != nil {
