@@ -28,8 +28,8 @@ func TestQueryDeadline(t *testing.T) {
 		keywords bool // the keywords are answered, only the answer hangs
 		want     string
 	}{
-		{name: "nothing answers", want: "query: deadline of 2s reached while waiting for the keywords from openai:test-model (after 1 attempt)"},
-		{name: "the answer hangs", keywords: true, want: "query: deadline of 2s reached while waiting for the answer from openai:test-model (after 1 attempt)"},
+		{name: "nothing answers", want: "query: deadline of 2s reached while waiting for the keywords from openai:test-model (after 1 attempt; raise --deadline"},
+		{name: "the answer hangs", keywords: true, want: "query: deadline of 2s reached while waiting for the answer from openai:test-model (after 1 attempt; raise --deadline"},
 	}
 	for _, tt := range tests {
 		for _, asJSON := range []bool{false, true} {

@@ -270,22 +270,33 @@ func (p *progress) deadlineError(d time.Duration, u *llm.Usage, err error) error
 	p.mu.Lock()
 	step, model := p.step, p.model
 	p.mu.Unlock()
+	const raise = "raise --deadline, or 0 for none"
 	waiting, attempts := u.Waiting()
-	var what string
 	switch {
 	case step == "":
-		return fmt.Errorf("query: deadline of %s reached (raise --deadline, or 0 for none): %w", d, err)
+		return fmt.Errorf("deadline of %s reached (%s): %w", d, raise, err)
 	case waiting && model != "":
 		noun := "answer"
 		if step == "retrieval" {
 			noun = "keywords"
 		}
-		what = fmt.Sprintf("waiting for the %s from %s (after %s)", noun, cli.Escape(model), plural(attempts, "attempt"))
-	default:
-		what = "during " + step
+		// What failed after the model call was cut (a store read on the
+		// expired context) would only hide which step ran out.
+		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached while waiting for the %s from %s (after %s; %s)",
+			d, noun, cli.Escape(model), plural(attempts, "attempt"), raise)}
 	}
-	return fmt.Errorf("query: deadline of %s reached while %s (raise --deadline, or 0 for none): %w", d, what, err)
+	return fmt.Errorf("deadline of %s reached during %s (%s): %w", d, step, raise, err)
 }
+
+// stepDeadline is a query stopped by its deadline while it waited for a
+// model: its message names the wait, and it still unwraps to the error.
+type stepDeadline struct {
+	msg string
+	err error
+}
+
+func (e *stepDeadline) Error() string { return e.msg }
+func (e *stepDeadline) Unwrap() error { return e.err }
 
 func plural(n int, noun string) string {
 	if n == 1 {
