@@ -210,3 +210,26 @@ func TestQueryReportsUsage(t *testing.T) {
 		t.Errorf("no zero llm_usage without --llm:\n%s", out)
 	}
 }
+
+// TestServeReportsUsagePerRequest: the API's query response counts the
+// request's own calls, though every request shares one model client.
+func TestServeReportsUsagePerRequest(t *testing.T) {
+	db := corpusStore(t)
+	srv := llmtest.NewServer(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Content: "Rob Pike, Ken Thompson and Robert Griesemer [1].", PromptTokens: 700, CompletionTokens: 9}
+	})
+	t.Cleanup(srv.Close)
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
+	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), apiConfig{})
+	want := llm.UsageCounts{Calls: 1, PromptTokens: 700, CompletionTokens: 9}
+	for range 2 { // the second request's usage is its own, not the sum
+		r := do(t, "POST", api.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
+		got := decode[struct {
+			LLMUsage llm.UsageCounts `json:"llm_usage"`
+		}](t, r.Body).LLMUsage
+		if r.Status != http.StatusOK || got != want {
+			t.Errorf("%d: llm_usage %+v, want %+v", r.Status, got, want)
+		}
+	}
+}
