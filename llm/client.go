@@ -95,6 +95,7 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 			key = k
 			if resp, ok := c.cached(ctx, key); ok {
 				c.eng.stats.cacheHits.Add(1)
+				usageFrom(ctx).cacheHit()
 				if opts.StreamingFunc != nil && len(resp.Choices) > 0 {
 					if err := opts.StreamingFunc(ctx, []byte(resp.Choices[0].Content)); err != nil {
 						return nil, fmt.Errorf("llm %s: streaming cached answer: %w", c.Name(), err)
@@ -118,7 +119,10 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 			return user(ctx, chunk)
 		}))
 	}
+	u := usageFrom(ctx)
+	u.begin()
 	err := c.eng.run(ctx, est, func(ctx context.Context) error {
+		u.attempt()
 		lp := attachLogProbs(ctx, wantLP, top)
 		r, err := c.model.GenerateContent(ctx, messages, options...)
 		if err == nil && (r == nil || len(r.Choices) == 0) {
@@ -137,10 +141,12 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 		return err
 	})
 	if err != nil {
+		u.end(ctx, 0, 0, false)
 		return nil, err
 	}
 
 	prompt, completion := usage(resp, est)
+	u.end(ctx, prompt, completion, true)
 	c.eng.stats.promptTokens.Add(int64(prompt))
 	c.eng.stats.completionTokens.Add(int64(completion))
 	c.eng.tpm.debit(float64(completion))

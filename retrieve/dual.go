@@ -16,6 +16,7 @@ type level struct {
 	entities  []store.EntityHit
 	relations []store.RelationHit
 	chunks    []scoredID
+	warning   string // what the level did without (embedOrWarn)
 }
 
 // dual is LightRAG's dual-level retrieval: low-level keywords find
@@ -52,6 +53,8 @@ func (r *Retriever) dual(ctx context.Context, res *Result) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	res.warn(local.warning)
+	res.warn(global.warning)
 
 	f := NewFusion(0)
 	f.AddRanked("local", 1, local.chunks)
@@ -88,10 +91,11 @@ func (r *Retriever) localLevel(ctx context.Context, keywords []string) (level, e
 	if len(keywords) == 0 {
 		return out, nil
 	}
-	vec, err := r.emb.EmbedQuery(ctx, strings.Join(keywords, ", "))
+	vec, warning, err := embedOrWarn(ctx, r.emb, strings.Join(keywords, ", "))
 	if err != nil {
 		return out, fmt.Errorf("embed keywords: %w", err)
 	}
+	out.warning = warning
 	var byName []store.Entity
 	var byVec, byText []store.EntityHit
 	g, gctx := errgroup.WithContext(ctx)
@@ -102,6 +106,9 @@ func (r *Retriever) localLevel(ctx context.Context, keywords []string) (level, e
 		return wrap("entity lookup", err)
 	})
 	g.Go(func() (err error) {
+		if vec == nil {
+			return nil
+		}
 		byVec, err = r.store.SearchEntities(gctx, vec, r.cfg.MaxEntities)
 		return wrap("entity vector search", err)
 	})
@@ -173,9 +180,14 @@ func (r *Retriever) globalLevel(ctx context.Context, keywords []string) (level, 
 	if len(keywords) == 0 {
 		return out, nil
 	}
-	vec, err := r.emb.EmbedQuery(ctx, strings.Join(keywords, ", "))
+	vec, warning, err := embedOrWarn(ctx, r.emb, strings.Join(keywords, ", "))
 	if err != nil {
 		return out, fmt.Errorf("embed keywords: %w", err)
+	}
+	if vec == nil {
+		// The global level starts from a relation vector search.
+		out.warning = warning
+		return out, nil
 	}
 	out.relations, err = r.store.SearchRelations(ctx, vec, r.cfg.MaxRelations)
 	if err != nil {

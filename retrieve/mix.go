@@ -33,9 +33,11 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	// the entity names to look up.
 	names := mentionNames(r.ner, q)
 
-	var vec []float32
+	var vec []float32 // nil: the embedder failed, the vector paths are off
 	if err := st.time("embed", func() (err error) {
-		vec, err = r.emb.EmbedQuery(ctx, q)
+		var warning string
+		vec, warning, err = embedOrWarn(ctx, r.emb, q)
+		res.warn(warning)
 		return err
 	}); err != nil {
 		return fmt.Errorf("embed question: %w", err)
@@ -72,6 +74,9 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 	// which goes entities -> seeds -> mentions, expansion and PageRank.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
+		if vec == nil {
+			return nil
+		}
 		return st.time("facts", func() (err error) {
 			factHits, err = r.store.SearchRelations(gctx, vec, cfg.FactTopK)
 			return wrap("fact search", err)
@@ -84,6 +89,9 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		})
 	})
 	g.Go(func() error {
+		if vec == nil {
+			return nil
+		}
 		return st.time("vector", func() (err error) {
 			vecHits, err = r.store.SearchChunks(gctx, vec, cfg.Candidates)
 			return wrap("vector search", err)
@@ -195,7 +203,9 @@ func (r *Retriever) mix(ctx context.Context, res *Result) error {
 		for _, p := range pool {
 			f.update(p)
 		}
-		f.AddRanked("rerank", w.Rerank, rankByCosine(vec, pool))
+		if vec != nil {
+			f.AddRanked("rerank", w.Rerank, rankByCosine(vec, pool))
+		}
 		res.Passages = f.Top(cfg.TopK)
 		return nil
 	}); err != nil {

@@ -11,6 +11,7 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -63,6 +64,32 @@ type Result struct {
 	Logic *LogicTrace `json:"logic,omitempty"`
 	// Timings holds the duration of each stage, in nanoseconds in JSON.
 	Timings map[string]time.Duration `json:"timings_ns"`
+	// Warnings say what the retrieval had to do without, e.g. the vector
+	// paths when the embedder failed.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// warn adds w once; "" is nothing to add.
+func (res *Result) warn(w string) {
+	if w != "" && !slices.Contains(res.Warnings, w) {
+		res.Warnings = append(res.Warnings, w)
+	}
+}
+
+// embedOrWarn embeds text for the vector paths. An embedder that fails
+// while ctx is still live (an endpoint answering 500, a refused
+// connection) costs those paths, not the query: the vector is nil, the
+// warning names the embedder, and the offline paths (full-text, graph)
+// answer alone. A canceled or expired ctx is still an error.
+func embedOrWarn(ctx context.Context, emb embedstore.Embedder, text string) (vec []float32, warning string, err error) {
+	vec, err = emb.EmbedQuery(ctx, text)
+	switch {
+	case err == nil:
+		return vec, "", nil
+	case ctx.Err() != nil:
+		return nil, "", err
+	}
+	return nil, fmt.Sprintf("embedder %s failed, so vector search is skipped and full-text and graph search answer alone: %v", emb.Name(), err), nil
 }
 
 // EntityInfo is one entity in a result.
@@ -107,18 +134,22 @@ func (n *Naive) Retrieve(ctx context.Context, question string, k int) (*Result, 
 	res := &Result{Question: question, Mode: "naive", Timings: map[string]time.Duration{}}
 	cand := max(n.Candidates, k*4, 20)
 	t := time.Now()
-	vec, err := n.Embedder.EmbedQuery(ctx, question)
+	vec, warning, err := embedOrWarn(ctx, n.Embedder, question)
 	if err != nil {
 		return nil, fmt.Errorf("embed question: %w", err)
 	}
+	res.warn(warning)
 	res.Timings["embed"] = time.Since(t)
 
-	t = time.Now()
-	vhits, err := n.Store.SearchChunks(ctx, vec, cand)
-	if err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
+	var vhits []store.ChunkHit
+	if vec != nil {
+		t = time.Now()
+		vhits, err = n.Store.SearchChunks(ctx, vec, cand)
+		if err != nil {
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		res.Timings["vector"] = time.Since(t)
 	}
-	res.Timings["vector"] = time.Since(t)
 
 	t = time.Now()
 	thits, err := n.Store.SearchChunksText(ctx, textQuery(question), cand)

@@ -213,7 +213,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, mode string) (*Resul
 		var nr *Result
 		nr, err = (&Naive{Store: r.store, Embedder: r.emb, Candidates: r.cfg.Candidates}).Retrieve(ctx, question, r.cfg.TopK)
 		if err == nil {
-			res.Passages, res.Timings = nr.Passages, nr.Timings
+			res.Passages, res.Timings, res.Warnings = nr.Passages, nr.Timings, nr.Warnings
 		}
 	case ModeLocal, ModeGlobal, ModeHybrid:
 		err = r.dual(ctx, res)

@@ -15,6 +15,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"docgraph/embedstore"
+	"docgraph/llm"
 	"docgraph/pipeline"
 	"docgraph/retrieve"
 	"docgraph/retrieve/paths"
@@ -363,6 +364,25 @@ type contextReply struct {
 // the answer is generated, and written to stream as it arrives when
 // stream is not nil.
 func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+	// The engine's model is shared by concurrent requests, so a request's
+	// usage is counted through its context, not the client's totals.
+	u := &llm.Usage{}
+	reply, err := e.runQuery(llm.WithUsage(ctx, u), q, stream)
+	if r, ok := replyJSON(reply); ok {
+		r.LLMUsage = u.Counts()
+	}
+	return reply, err
+}
+
+func replyJSON(reply *queryReply) (*Response, bool) {
+	if reply == nil {
+		return nil, false
+	}
+	r, ok := reply.JSON.(*Response)
+	return r, ok
+}
+
+func (e *engine) runQuery(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
 	}

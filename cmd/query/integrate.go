@@ -166,7 +166,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		doc.setAnswer(a)
 		doc.Mode = retrieve.ModeLogic
 		doc.Logic, doc.Precheck, doc.AnsweredBy, doc.FallbackReason = out.Logic.Logic, out.Precheck, out.AnsweredBy, out.Reason
-		return doc.write(io.Out)
+		return doc.write(ctx, io.Out)
 	}
 	fmt.Fprintf(io.Out, "logic form: %d step(s)\n", len(out.Logic.Logic.Steps))
 	if e := out.Logic.Logic.Error; e != "" {
@@ -248,7 +248,7 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	if opts.JSON {
 		doc := newResponse(res, c)
 		doc.Answer, doc.Sources, doc.Integration = in.Answer, sources, in
-		return doc.write(io.Out)
+		return doc.write(ctx, io.Out)
 	}
 	printIntegration(io.Out, in, nil)
 	var cited []retrieve.Source
@@ -334,7 +334,7 @@ func integratePaths(ctx context.Context, opts *queryOptions, io streams, model l
 	if opts.JSON {
 		doc := pathResponse(res, passages)
 		doc.Answer, doc.Integration, doc.CandidateChunks = in.Answer, in, chunks
-		return doc.write(io.Out)
+		return doc.write(ctx, io.Out)
 	}
 	printPaths(io, res, sources, priority, additional)
 	fmt.Fprintln(io.Out, "\nAnswer:")

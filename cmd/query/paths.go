@@ -235,7 +235,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 			}
 			res.Timings["answer"] = time.Since(t)
 		}
-		return out.write(io.Out)
+		return out.write(ctx, io.Out)
 	}
 	printPaths(io, res, sources, priority, additional)
 	if model != nil && len(res.Paths) > 0 {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,19 +90,23 @@ func (f *retrievalFlags) model(s pipeline.Settings) (*llm.Client, error) {
 // with the flags' client settings; done releases both.
 func (f *retrievalFlags) openModels(ctx context.Context, s pipeline.Settings) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
 	s.LLMSettings = f.Client
-	emb, err = pipeline.OpenEmbedder(ctx, s)
+	// A query whose embedder fails answers from full-text and graph search
+	// (retrieve's embedOrWarn), so one retry is worth waiting for, not six.
+	es := s
+	es.Retries = 1
+	emb, err = openQueryEmbedder(ctx, es)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	client, err := f.model(s)
 	if err != nil {
-		pipeline.CloseEmbedder(emb)
+		closeQueryEmbedder(emb)
 		return nil, nil, nil, err
 	}
-	done = func() { pipeline.CloseEmbedder(emb) }
+	done = func() { closeQueryEmbedder(emb) }
 	if client != nil {
 		model = client
-		done = func() { client.Close(); pipeline.CloseEmbedder(emb) }
+		done = func() { client.Close(); closeQueryEmbedder(emb) }
 	}
 	return emb, model, done, nil
 }
@@ -120,8 +125,11 @@ type queryOptions struct {
 	Mode        string
 	JSON        bool
 	ContextOnly bool
-	// Timeout bounds the whole query, retrieval and answer (0: none).
-	Timeout   time.Duration
+	// Deadline bounds the whole query: keywords, retrieval, the answer
+	// and every retry (0: none).
+	Deadline time.Duration
+	// timeout is the deprecated --timeout, an older name for --deadline.
+	timeout   time.Duration
 	Retrieval retrievalFlags
 	Paths     pathFlags   // --mode path (paths.go)
 	Answer    answerFlags // --mode logic, --integrate (integrate.go)
@@ -130,10 +138,10 @@ type queryOptions struct {
 	embedderSet bool
 }
 
-// defaultTimeout bounds a query unless --timeout says otherwise: a model
+// defaultDeadline bounds a query unless --deadline says otherwise: a model
 // server that never answers must not keep a query waiting for the retries'
-// whole budget (7 attempts of 2 minutes).
-const defaultTimeout = 5 * time.Minute
+// whole budget (7 keyword attempts, then 7 answer attempts, of 2 minutes).
+const defaultDeadline = 60 * time.Second
 
 func newRootCmd(io streams) *cobra.Command {
 	opts := &queryOptions{}
@@ -192,6 +200,9 @@ empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
 			f := cmd.Flags().Lookup("embedder")
 			opts.embedderSet = f.Changed || f.Value.String() != f.DefValue
 			opts.Retrieval.Log = io.Err
+			if cmd.Flags().Changed("timeout") && !cmd.Flags().Changed("deadline") {
+				opts.Deadline = opts.timeout
+			}
 			return runQuery(cmd.Context(), opts, io)
 		},
 	}
@@ -201,7 +212,9 @@ empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
 	fs.StringVar(&opts.Mode, "mode", retrieve.ModeMix, "retrieval mode: "+strings.Join(modes(), ", "))
 	fs.BoolVar(&opts.JSON, "json", false, "print answer, sources, passages, graph context and stage timings as JSON")
 	fs.BoolVar(&opts.ContextOnly, "context-only", false, "print only the assembled context")
-	fs.DurationVar(&opts.Timeout, "timeout", defaultTimeout, "give up on the whole query (retrieval and answer) after this long (0: never)")
+	fs.DurationVar(&opts.Deadline, "deadline", defaultDeadline, "give up on the whole query (keywords, retrieval, answer and all retries) after this long (0: never)")
+	fs.DurationVar(&opts.timeout, "timeout", 0, "older name of --deadline")
+	_ = fs.MarkDeprecated("timeout", "use --deadline")
 	opts.Retrieval.add(fs)
 	opts.Paths.add(fs)
 	opts.Answer.add(fs)
@@ -230,11 +243,66 @@ func execute(ctx context.Context, io streams, args []string) error {
 	return cli.Run(ctx, newRootCmd(io), args, io.Err)
 }
 
-// deadline is the cause of a query stopped by --timeout.
+// deadline is the cause of a query stopped by --deadline.
 type deadline struct{ d time.Duration }
 
 func (e deadline) Error() string {
-	return fmt.Sprintf("no result within --timeout %s (raise it, or 0 for none)", e.d)
+	return fmt.Sprintf("no result within --deadline %s (raise it, or 0 for none)", e.d)
+}
+
+// progress is the step a query is at, so that a query whose deadline ran
+// out can say what it was waiting for.
+type progress struct {
+	mu    sync.Mutex
+	step  string // "retrieval", "answer"
+	model string // the chat model's spec, "" without one
+}
+
+func (p *progress) at(step string) {
+	p.mu.Lock()
+	p.step = step
+	p.mu.Unlock()
+}
+
+// deadlineError says which step the deadline d ran out in: the model call
+// in flight, with its attempts so far, or the step itself.
+func (p *progress) deadlineError(d time.Duration, u *llm.Usage, err error) error {
+	p.mu.Lock()
+	step, model := p.step, p.model
+	p.mu.Unlock()
+	const raise = "raise --deadline, or 0 for none"
+	waiting, attempts := u.Waiting()
+	switch {
+	case step == "":
+		return fmt.Errorf("deadline of %s reached (%s): %w", d, raise, err)
+	case waiting && model != "":
+		noun := "answer"
+		if step == "retrieval" {
+			noun = "keywords"
+		}
+		// What failed after the model call was cut (a store read on the
+		// expired context) would only hide which step ran out.
+		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached while waiting for the %s from %s (after %s; %s)",
+			d, noun, cli.Escape(model), plural(attempts, "attempt"), raise)}
+	}
+	return fmt.Errorf("deadline of %s reached during %s (%s): %w", d, step, raise, err)
+}
+
+// stepDeadline is a query stopped by its deadline while it waited for a
+// model: its message names the wait, and it still unwraps to the error.
+type stepDeadline struct {
+	msg string
+	err error
+}
+
+func (e *stepDeadline) Error() string { return e.msg }
+func (e *stepDeadline) Unwrap() error { return e.err }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
@@ -244,14 +312,17 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if !slices.Contains(modes(), opts.Mode) {
 		return cli.Usagef("--mode %q: unknown mode (available: %s)", opts.Mode, strings.Join(modes(), ", "))
 	}
-	if opts.Timeout > 0 {
+	u := &llm.Usage{}
+	ctx = llm.WithUsage(ctx, u)
+	prog := &progress{model: strings.TrimSpace(opts.Retrieval.LLM)}
+	if opts.Deadline > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, deadline{opts.Timeout})
+		ctx, cancel = context.WithTimeoutCause(ctx, opts.Deadline, deadline{opts.Deadline})
 		defer cancel()
 		defer func() {
 			var d deadline
 			if err != nil && errors.As(context.Cause(ctx), &d) {
-				err = fmt.Errorf("%w; it was at: %w", d, err)
+				err = prog.deadlineError(d.d, u, err)
 			}
 		}()
 	}
@@ -280,15 +351,20 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 
 	start := time.Now()
 	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
+	prog.at("retrieval")
 	res, err := r.Retrieve(ctx, opts.Question, opts.Mode)
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(io.Err, "warning:", cli.Escape(w))
 	}
 	lt := <-tokc
 	if lt.err != nil {
 		return lt.err
 	}
 	tok := lt.tok
+	prog.at("context assembly")
 	t := time.Now()
 	c, err := retrieve.Assemble(res, tok, opts.Retrieval.budget(), opts.Retrieval.ResponseType)
 	if err != nil {
@@ -303,6 +379,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	case opts.JSON:
 		out := newResponse(res, c)
 		if model != nil && len(res.Passages) > 0 {
+			prog.at("answer")
 			t := time.Now()
 			a, err := retrieve.Answer(ctx, model, c, nil)
 			if err != nil {
@@ -312,7 +389,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 			out.setAnswer(a)
 		}
 		res.Timings["total"] = time.Since(start)
-		return out.write(io.Out)
+		return out.write(ctx, io.Out)
 	}
 	if len(res.Passages) == 0 {
 		fmt.Fprintln(io.Out, "no passages found (has anything been ingested into this store?)")
@@ -326,6 +403,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		return nil
 	}
 	out := &lineWriter{w: io.Out}
+	prog.at("answer")
 	a, err := retrieve.Answer(ctx, model, c, out)
 	out.endLine()
 	if err != nil {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"time"
 
+	"docgraph/llm"
 	"docgraph/retrieve"
 	"docgraph/retrieve/paths"
 )
@@ -48,6 +50,12 @@ type Response struct {
 	CandidateChunks map[string][]string      `json:"candidate_chunks"`
 	ContextTokens   int                      `json:"context_tokens"`
 	Timings         map[string]time.Duration `json:"timings_ns"`
+	// Warnings say what the retrieval did without, e.g. vector search when
+	// the embedder failed.
+	Warnings []string `json:"warnings"`
+	// LLMUsage is what the query cost in chat calls and tokens (zero
+	// without --llm or when every call was answered from the cache).
+	LLMUsage llm.UsageCounts `json:"llm_usage"`
 }
 
 // PathSearch is path mode's account of its search.
@@ -70,7 +78,7 @@ func newResponse(res *retrieve.Result, c *retrieve.Context) *Response {
 		Question: res.Question, Mode: res.Mode,
 		Passages: res.Passages, Entities: res.Entities, Relations: res.Relations, Facts: res.Facts,
 		Paths: res.Paths, Keywords: res.Keywords, Hint: res.Hint, Cypher: res.Cypher,
-		Timings: res.Timings,
+		Timings: res.Timings, Warnings: orEmpty(res.Warnings),
 	}
 	if c != nil {
 		r.Sources, r.ContextTokens = c.Sources, c.Tokens
@@ -82,7 +90,7 @@ func newResponse(res *retrieve.Result, c *retrieve.Context) *Response {
 // chunks its paths came from.
 func pathResponse(res *paths.Result, passages []retrieve.Passage) *Response {
 	return &Response{
-		Question: res.Question, Mode: modePath, Paths: res.Paths, Passages: passages, Timings: res.Timings,
+		Question: res.Question, Mode: modePath, Paths: res.Paths, Passages: passages, Timings: res.Timings, Warnings: []string{},
 		PathSearch: &PathSearch{
 			Spec: res.Spec, Seeds: res.Seeds, Subgraph: res.Subgraph, Candidates: res.Candidates,
 			Priority: res.Priority, Additional: res.Additional, Notes: res.Notes,
@@ -127,7 +135,9 @@ func (r Response) MarshalJSON() ([]byte, error) {
 }
 
 // write prints r as indented JSON.
-func (r *Response) write(w io.Writer) error {
+// write prints r with the model usage counted under ctx (llm.WithUsage).
+func (r *Response) write(ctx context.Context, w io.Writer) error {
+	r.LLMUsage = llm.UsageFrom(ctx).Counts()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
