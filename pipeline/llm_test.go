@@ -122,11 +122,19 @@ func TestLLMIngestCachesAndIsolatesFailures(t *testing.T) {
 
 func llmPipelineWithCache(t *testing.T, dir string, srv *llmtest.Server, cache string) (*pipeline.Pipeline, *pipeline.Models, store.Store) {
 	t.Helper()
+	return llmPipelineWith(t, dir, srv, func(s *pipeline.Settings) { s.Cache = cache })
+}
+
+// llmPipelineWith is the test pipeline against srv, with edit's changes to
+// its settings.
+func llmPipelineWith(t *testing.T, dir string, srv *llmtest.Server, edit func(*pipeline.Settings)) (*pipeline.Pipeline, *pipeline.Models, store.Store) {
+	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
 	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "g.db"), Embedder: "hash:64", Concurrency: 2}
-	s.LLM, s.Gleaning, s.Retries, s.Cache = "openai:test-model", 1, 1, cache
+	s.LLM, s.Gleaning, s.Retries = "openai:test-model", 1, 1
 	s.Timeout, s.LLMSettings.Concurrency = 5*time.Second, 4
+	edit(&s)
 	ctx := context.Background()
 	m, err := pipeline.NewModels(ctx, s)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"docgraph/llm/llmtest"
 	"docgraph/pipeline"
@@ -51,26 +50,7 @@ func paragraphs(n int, marker string, marked ...int) string {
 
 func unusablePipeline(t *testing.T, dir string, srv *llmtest.Server) (*pipeline.Pipeline, store.Store) {
 	t.Helper()
-	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
-	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
-	s := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "g.db"), Embedder: "hash:64", Concurrency: 2, ChunkTokens: 40}
-	s.LLM, s.Gleaning, s.Retries, s.Cache = "openai:test-model", 1, 1, "off"
-	s.Timeout, s.LLMSettings.Concurrency = 5*time.Second, 4
-	ctx := context.Background()
-	m, err := pipeline.NewModels(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	st, err := pipeline.OpenStore(ctx, s, m.Embedder, m.Merger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.New(s, m, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, st := llmPipelineWith(t, dir, srv, func(s *pipeline.Settings) { s.ChunkTokens, s.Cache = 40, "off" })
 	return p, st
 }
 

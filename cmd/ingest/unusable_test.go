@@ -35,13 +35,7 @@ func llmEnv(t *testing.T, srv *llmtest.Server) {
 // prompt stops ingest after its first 5 answers with exit status 1 and one
 // message quoting an answer and pointing at --llm; the corpus is not spent.
 func TestIngestStopsOnProse(t *testing.T) {
-	srv := llmtest.NewServer(proseUnless(""))
-	defer srv.Close()
-	llmEnv(t, srv)
-	dir := t.TempDir()
-	t.Chdir(dir)
-	docs := filepath.Join(dir, "docs")
-	os.MkdirAll(docs, 0o755)
+	srv, dir, docs := proseFixture(t, "")
 	const files, chunksEach = 20, 5
 	for i := range files {
 		var b strings.Builder
@@ -76,13 +70,7 @@ func TestIngestStopsOnProse(t *testing.T) {
 // others: that document fails with the reason (exit status 2), the others
 // are added, and both summaries count the unusable answers.
 func TestIngestFailsProseDocument(t *testing.T) {
-	srv := llmtest.NewServer(proseUnless("Hopper"))
-	defer srv.Close()
-	llmEnv(t, srv)
-	dir := t.TempDir()
-	t.Chdir(dir)
-	docs := filepath.Join(dir, "docs")
-	os.MkdirAll(docs, 0o755)
+	_, dir, docs := proseFixture(t, "Hopper")
 	os.WriteFile(filepath.Join(docs, "a.md"), []byte("Grace Hopper wrote the A-0 System."), 0o644)
 	os.WriteFile(filepath.Join(docs, "b.md"), []byte("Grace Hopper found a moth in the Mark II."), 0o644)
 	os.WriteFile(filepath.Join(docs, "prose.md"), []byte("Alan Turing worked at Bletchley Park."), 0o644)
@@ -132,4 +120,21 @@ func TestIngestUsableAnswersNoWarning(t *testing.T) {
 	if err != nil || !strings.Contains(out, "2 added") || strings.Contains(out, "unusable") || strings.Contains(logs, "unusable") || strings.Contains(out, "warning") {
 		t.Fatalf("valid answers: %v\n%s\n%s", err, out, logs)
 	}
+}
+
+// proseFixture starts a model answering prose unless a prompt holds
+// keep, points the environment at it, and makes a docs folder in a new
+// working directory.
+func proseFixture(t *testing.T, keep string) (srv *llmtest.Server, dir, docs string) {
+	t.Helper()
+	srv = llmtest.NewServer(proseUnless(keep))
+	t.Cleanup(srv.Close)
+	llmEnv(t, srv)
+	dir = t.TempDir()
+	t.Chdir(dir)
+	docs = filepath.Join(dir, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return srv, dir, docs
 }
