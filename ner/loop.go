@@ -242,7 +242,7 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 	if strings.TrimSpace(c.Text) == "" {
 		return &Extraction{}, nil // nothing to ask about
 	}
-	data := prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text}
+	data := l.promptData(c)
 	first, err := prompts.RenderExtract(data)
 	if err != nil {
 		return nil, err
@@ -413,13 +413,18 @@ func (l *Loop) FirstRequest(c Chunk) (prompt string, msgs []llms.MessageContent,
 	if strings.TrimSpace(c.Text) == "" {
 		return "", nil, nil, false, nil
 	}
-	first, err := prompts.RenderExtract(prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text})
+	first, err := prompts.RenderExtract(l.promptData(c))
 	if err != nil {
 		return "", nil, nil, false, err
 	}
 	var conv loopConversation
 	conv.add(llms.ChatMessageTypeHuman, first, 0)
 	return first, conv.msgs, l.callOpts, true, nil
+}
+
+// promptData fills the prompts for c, the same for Extract and FirstRequest.
+func (l *Loop) promptData(c Chunk) prompts.ExtractData {
+	return prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text}
 }
 
 // Model is the model the loop asks.
