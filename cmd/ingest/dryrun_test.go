@@ -126,4 +126,20 @@ func TestDryRun(t *testing.T) {
 	if err != nil || !strings.Contains(out, "dry run: 4 documents to build in") || !strings.Contains(out, "no model calls would be made") {
 		t.Errorf("offline dry run: %v\n%s%s", err, out, logs)
 	}
+
+	// A store of another embedder: without --embedder, ingest would adopt
+	// it, so its documents are unchanged.
+	third := filepath.Join(dir, "third.db")
+	if _, logs, err := runCmd(t, "--store", "sqlite://"+third, "--embedder", "hash:64", docs); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, logs)
+	}
+	before = fileSums(t, third)
+	if got := dryRunJSON(t, "--store", "sqlite://"+third, docs); got.Unchanged != 4 || got.Documents != 0 || len(got.Models) != 0 {
+		t.Errorf("dry run over a hash:64 store: %+v", got)
+	}
+	for f, sum := range fileSums(t, third) {
+		if before[f] != sum {
+			t.Errorf("%s changed in a dry run", f)
+		}
+	}
 }

@@ -447,21 +447,26 @@ func counted[N int | int64](n N, noun string) string {
 // ingest of opts.Paths would build and send; it creates and writes nothing.
 func runDryRun(ctx context.Context, opts *ingestOptions, io streams) error {
 	s, storeExists := pipeline.DryRunSettings(opts.Settings)
-	models, err := pipeline.NewModels(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer models.Close()
 	var st pipeline.Store
 	if storeExists {
-		// The store's own embedder, as ingest would adopt it.
+		// Opened without an embedder to check, so nothing is recorded.
 		opened, err := pipeline.OpenStoreWith(ctx, s, store.Options{})
 		if err != nil {
 			return err
 		}
 		defer opened.Close()
 		st = opened
+		// Without --embedder, ingest adopts the store's embedder, which is
+		// part of the fingerprint that decides what is unchanged.
+		if stats, err := opened.Stats(ctx); err == nil && !opts.embedderSet && stats.Embedder.Name != "" {
+			s.Embedder = stats.Embedder.Spec()
+		}
 	}
+	models, err := pipeline.NewModels(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer models.Close()
 	p, err := pipeline.New(s, models, st)
 	if err != nil {
 		return err
