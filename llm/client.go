@@ -181,6 +181,30 @@ func (c *Client) Forget(ctx context.Context, messages []llms.MessageContent, opt
 	}
 }
 
+// Cached reports whether the cache holds the answer to the request
+// GenerateContent would make with these messages and options, without
+// calling the model or writing anything (a dry run's estimate). Without a
+// cache it is false.
+func (c *Client) Cached(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (bool, error) {
+	if c.cache == nil {
+		return false, nil
+	}
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	model := c.name
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	key, ok := chatKey(c.provider, model, messages, opts)
+	if !ok {
+		return false, nil
+	}
+	_, hit, err := c.cache.get(ctx, key)
+	return hit, err
+}
+
 // unfinishedStream tells a streamed OpenAI answer that ended before the
 // model finished it: every complete stream ends with a finish_reason, so
 // one without is cut off (a dropped connection closed cleanly, a proxy

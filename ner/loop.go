@@ -242,7 +242,7 @@ func (l *Loop) extract(ctx context.Context, c Chunk) (*Extraction, error) {
 	if strings.TrimSpace(c.Text) == "" {
 		return &Extraction{}, nil // nothing to ask about
 	}
-	data := prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text}
+	data := l.promptData(c)
 	first, err := prompts.RenderExtract(data)
 	if err != nil {
 		return nil, err
@@ -405,6 +405,31 @@ func (l *Loop) forget(ctx context.Context, msgs []llms.MessageContent) {
 	}
 }
 
+// FirstRequest is the prompt of c's first extraction call and the request
+// Extract sends with it (messages and call options), for a dry run that
+// counts and looks up what a run would send without sending it. ok is false
+// for a chunk with no text, about which no call is made.
+func (l *Loop) FirstRequest(c Chunk) (prompt string, msgs []llms.MessageContent, opts []llms.CallOption, ok bool, err error) {
+	if strings.TrimSpace(c.Text) == "" {
+		return "", nil, nil, false, nil
+	}
+	first, err := prompts.RenderExtract(l.promptData(c))
+	if err != nil {
+		return "", nil, nil, false, err
+	}
+	var conv loopConversation
+	conv.add(llms.ChatMessageTypeHuman, first, 0)
+	return first, conv.msgs, l.callOpts, true, nil
+}
+
+// promptData fills the prompts for c, the same for Extract and FirstRequest.
+func (l *Loop) promptData(c Chunk) prompts.ExtractData {
+	return prompts.ExtractData{EntityTypes: l.entityTypes, Language: l.language, Text: c.Text}
+}
+
+// Model is the model the loop asks.
+func (l *Loop) Model() llms.Model { return l.model }
+
 // stopErr is the error that stopped the loop, nil while it runs.
 func (l *Loop) stopErr() error {
 	l.startMu.Lock()
@@ -431,3 +456,6 @@ func (l *Loop) ask(ctx context.Context, msgs []llms.MessageContent) (string, err
 	}
 	return resp.Choices[0].Content, nil
 }
+
+// Gleaning is the most gleaning rounds after a chunk's first extraction.
+func (l *Loop) Gleaning() int { return l.gleaning }

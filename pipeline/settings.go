@@ -26,7 +26,7 @@ var configKeys = map[string]bound{
 	"batch-size": {"1", "100000"}, "write-retry-budget": {"0s", "24h"},
 	// ingest
 	"chunk-tokens": {"16", "65536"}, "chunk-overlap": {"0", "65535"}, "concurrency": {"1", "256"},
-	"prune": {}, "json": {}, "watch": {},
+	"prune": {}, "json": {}, "watch": {}, "dry-run": {},
 	"debounce": {"0s", "1h"}, "shutdown-timeout": {"0s", "24h"}, "kg-triples": {},
 	"max-file-size": {"1KiB", "1GiB"},
 	// models (ingest, delete, query)

@@ -44,6 +44,8 @@ type ingestOptions struct {
 	ShutdownTimeout time.Duration
 	// KGTriples are subject|relation|object files to import (see kg.go).
 	KGTriples []string
+	// DryRun prints what a run would extract and send, writing nothing.
+	DryRun bool
 	// embedderSet is true when --embedder was given (flag, env or config);
 	// otherwise an existing store's own embedder is used.
 	embedderSet bool
@@ -100,6 +102,7 @@ run early, 1 when the run itself failed or the command line was wrong.`,
 	opts.Settings.AddLLMFlags(fs)
 	fs.BoolVar(&opts.Prune, "prune", false, "delete stored documents whose files are gone")
 	fs.BoolVar(&opts.JSON, "json", false, "print a machine-readable summary")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the documents, chunks and prompt tokens a run would send per model (after LLM cache hits), writing nothing")
 	addWatchFlags(fs, opts)
 	addKGFlags(fs, opts)
 	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io), newShowCmd(io), newExportCmd(io))
@@ -107,6 +110,9 @@ run early, 1 when the run itself failed or the command line was wrong.`,
 }
 
 func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
+	if opts.DryRun {
+		return runDryRun(ctx, opts, io)
+	}
 	models, st, err := openForIngest(ctx, opts, io)
 	if err != nil {
 		return err
@@ -435,4 +441,55 @@ func counted[N int | int64](n N, noun string) string {
 		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// runDryRun opens what exists (store, LLM cache) and prints what an
+// ingest of opts.Paths would build and send; it creates and writes nothing.
+func runDryRun(ctx context.Context, opts *ingestOptions, io streams) error {
+	s, storeExists := pipeline.DryRunSettings(opts.Settings)
+	var st pipeline.Store
+	if storeExists {
+		// Opened without an embedder to check, so nothing is recorded.
+		opened, err := pipeline.OpenStoreWith(ctx, s, store.Options{})
+		if err != nil {
+			return err
+		}
+		defer opened.Close()
+		st = opened
+		// Without --embedder, ingest adopts the store's embedder, which is
+		// part of the fingerprint that decides what is unchanged.
+		if stats, err := opened.Stats(ctx); err == nil && !opts.embedderSet && stats.Embedder.Name != "" {
+			s.Embedder = stats.Embedder.Spec()
+		}
+	}
+	models, err := pipeline.NewModels(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer models.Close()
+	p, err := pipeline.New(s, models, st)
+	if err != nil {
+		return err
+	}
+	sum, err := p.DryRun(ctx, opts.Paths)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(io.Out, sum)
+	}
+	fmt.Fprintf(io.Out, "dry run: %d documents to build in %d chunks; %d unchanged, %d failed, %d unsupported files\n",
+		sum.Documents, sum.Chunks, sum.Unchanged, sum.Failed, sum.Unsupported)
+	if len(sum.Models) == 0 {
+		fmt.Fprintln(io.Out, "no model calls would be made (offline extraction; give --llm to estimate a model's)")
+	}
+	for _, m := range sum.Models {
+		fmt.Fprintf(io.Out, "llm %s: %d chunks, %d extraction calls with %d prompt tokens to send; %d cache hits (%d prompt tokens not sent)\n",
+			m.Model, m.Chunks, m.Calls, m.PromptTokens, m.CacheHits, m.CachedPromptTokens)
+		if m.Gleaning > 0 {
+			fmt.Fprintf(io.Out, "llm %s: gleaning not estimated: up to %s more per chunk, each resending the conversation, as the answers decide\n", m.Model, counted(m.Gleaning, "round"))
+		}
+	}
+	fmt.Fprintln(io.Out, "nothing was written")
+	return nil
 }
