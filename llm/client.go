@@ -80,14 +80,7 @@ func (c *Client) Call(ctx context.Context, prompt string, options ...llms.CallOp
 // A streaming callback on a cache hit receives the whole answer at once;
 // on a retried call it may see the start of a failed attempt's answer.
 func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
-	model := c.name
-	if opts.Model != "" {
-		model = opts.Model
-	}
+	opts, model := c.callOptions(options)
 
 	var key string
 	if c.cache != nil {
@@ -157,6 +150,19 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 	return resp, nil
 }
 
+// callOptions applies options and returns them with the model they name,
+// the client's own when they name none.
+func (c *Client) callOptions(options []llms.CallOption) (llms.CallOptions, string) {
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	if opts.Model != "" {
+		return opts, opts.Model
+	}
+	return opts, c.name
+}
+
 // Forget drops the cached answer to the request GenerateContent would make
 // with these messages and options, for an answer the caller found unusable
 // (not in the format it asked for): a later run asks the model again rather
@@ -166,14 +172,7 @@ func (c *Client) Forget(ctx context.Context, messages []llms.MessageContent, opt
 	if c.cache == nil {
 		return
 	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
-	model := c.name
-	if opts.Model != "" {
-		model = opts.Model
-	}
+	opts, model := c.callOptions(options)
 	if key, ok := chatKey(c.provider, model, messages, opts); ok {
 		if err := c.cache.remove(context.WithoutCancel(ctx), key); err != nil {
 			c.logCache(ctx, err)
@@ -189,14 +188,7 @@ func (c *Client) Cached(ctx context.Context, messages []llms.MessageContent, opt
 	if c.cache == nil {
 		return false, nil
 	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
-	model := c.name
-	if opts.Model != "" {
-		model = opts.Model
-	}
+	opts, model := c.callOptions(options)
 	key, ok := chatKey(c.provider, model, messages, opts)
 	if !ok {
 		return false, nil

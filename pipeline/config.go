@@ -201,6 +201,13 @@ func OpenExistingStore(ctx context.Context, s Settings, opts store.Options) (sto
 	return OpenStoreWith(ctx, s, opts)
 }
 
+// EmbeddedStore reports whether a store URL names the embedded SQLite
+// store (a file on this machine) rather than a store on a server.
+func EmbeddedStore(raw string) bool {
+	_, ok := sqliteFile(raw)
+	return ok
+}
+
 // sqliteFile returns the database file of an embedded store URL.
 func sqliteFile(raw string) (string, bool) {
 	if !strings.Contains(raw, "://") {

@@ -11,6 +11,9 @@ import (
 var (
 	allowedLabels   = []string{"Document", "Chunk", "Entity"}
 	allowedRelTypes = []string{"PART_OF", "NEXT", "MENTIONED_IN", "RELATES"}
+	// allowedNames may stand in a label expression outside a relationship
+	// pattern, where WHERE r:TYPE tests a relationship's type.
+	allowedNames = append(slices.Clone(allowedLabels), allowedRelTypes...)
 	// forbidden are the words that write, call procedures or subqueries,
 	// load data, pick another database, change the schema, administer the
 	// server or change how the query runs. Any of them used as a name is
@@ -196,7 +199,7 @@ func checkLabelExpressions(toks []cypherToken) (map[int]bool, error) {
 		default:
 			continue
 		}
-		allowed := append(slices.Clone(allowedLabels), allowedRelTypes...)
+		allowed := allowedNames
 		if inner == "-[" {
 			allowed = allowedRelTypes
 		}

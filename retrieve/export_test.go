@@ -69,10 +69,7 @@ func NeighborCacheSize(r *Retriever) (entries, cost int) {
 // answers through the cache; it returns the first difference, or "".
 func SnapshotDiffers(ctx context.Context, r *Retriever) (string, int, error) {
 	pg := r.store.(store.PassageGraph)
-	src := r.store.(interface {
-		store.GraphScanner
-		Documents(ctx context.Context) ([]store.Document, error)
-	})
+	src := r.store.(snapshotSource)
 	version, err := pg.GraphVersion(ctx)
 	if err != nil {
 		return "", 0, err

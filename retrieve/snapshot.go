@@ -35,15 +35,19 @@ type passageSnapshot struct {
 	title   []bool // parallel to edges
 }
 
+// snapshotSource is what a snapshot is read from: the whole graph and the
+// documents' titles.
+type snapshotSource interface {
+	store.GraphScanner
+	Documents(ctx context.Context) ([]store.Document, error)
+}
+
 // snapshotter builds snapshots for a neighborCache: one at a time, in the
 // background, and not more often than ten times the last build's length,
 // so a server beside a busy `ingest --watch` spends at most a tenth of a
 // core on them.
 type snapshotter struct {
-	src interface {
-		store.GraphScanner
-		Documents(ctx context.Context) ([]store.Document, error)
-	}
+	src      snapshotSource
 	mu       sync.Mutex
 	building bool
 	next     time.Time // no build starts before
@@ -88,10 +92,7 @@ func (c *neighborCache) buildSnapshot(version string) {
 // would answer it node by node, or nil when the store moved on from
 // version while it read (the graph version moves with every write, so an
 // unchanged version after the reads means they saw one state).
-func readSnapshot(ctx context.Context, src interface {
-	store.GraphScanner
-	Documents(ctx context.Context) ([]store.Document, error)
-}, maxChunks int, version string) (*passageSnapshot, error) {
+func readSnapshot(ctx context.Context, src snapshotSource, maxChunks int, version string) (*passageSnapshot, error) {
 	if v, err := src.GraphVersion(ctx); err != nil || v != version {
 		return nil, err
 	}
@@ -204,10 +205,7 @@ func (r *Retriever) newNeighborCache(maxChunks int) *neighborCache {
 	if !r.snapshots {
 		return c
 	}
-	if src, ok := r.store.(interface {
-		store.GraphScanner
-		Documents(ctx context.Context) ([]store.Document, error)
-	}); ok {
+	if src, ok := r.store.(snapshotSource); ok {
 		c.snap = &snapshotter{src: src}
 	}
 	return c

@@ -61,7 +61,7 @@ func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf 
 	e := &engine{settings: s, st: st, emb: emb, model: model, tok: tok, flags: rf, paths: pf,
 		bySpec: map[string]*retrieve.Retriever{}, done: done}
 	opts := []retrieve.Option{retrieve.WithConfig(rf.Config), retrieve.WithModel(model), retrieve.WithBackgroundReload()}
-	if embeddedStore(s.Store) {
+	if pipeline.EmbeddedStore(s.Store) {
 		// The passage graph in memory, per version: the server's walks then
 		// ask the file nothing. A Neo4j store is walked on the server, so
 		// that no process streams its whole graph.
@@ -69,13 +69,6 @@ func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf 
 	}
 	e.root = retrieve.New(st, emb, opts...)
 	return e, nil
-}
-
-// embeddedStore reports whether a store URL names a store in a local file
-// (the SQLite default) rather than one on a server.
-func embeddedStore(storeURL string) bool {
-	scheme, _, found := strings.Cut(storeURL, "://")
-	return !found || scheme == "sqlite" || scheme == "file"
 }
 
 // close releases the store and the models (done closes both).

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"docgraph/pipeline"
+)
 
 // TestEmbeddedStore: only a store in a local file gets the in-memory
 // passage snapshot; a server's store is never streamed whole.
@@ -16,8 +20,8 @@ func TestEmbeddedStore(t *testing.T) {
 		{"bolt+s://db.example:7687/docs", false},
 		{"neo4j+s://user@host", false},
 	} {
-		if got := embeddedStore(c.url); got != c.want {
-			t.Errorf("embeddedStore(%q) = %v, want %v", c.url, got, c.want)
+		if got := pipeline.EmbeddedStore(c.url); got != c.want {
+			t.Errorf("EmbeddedStore(%q) = %v, want %v", c.url, got, c.want)
 		}
 	}
 }
