@@ -16,9 +16,9 @@ import (
 	"docgraph/llm/llmtest"
 	"docgraph/retrieve"
 	"docgraph/splitter"
+	"docgraph/store"
 	"docgraph/store/neo4j"
 	"docgraph/store/sqlite"
-	"docgraph/store/storetest"
 )
 
 func TestCheckCypher(t *testing.T) {
@@ -235,8 +235,9 @@ func TestCypherBypassOnNeo4j(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := storetest.Options()
-	opts.Username, opts.Password, opts.Database = user, pw, os.Getenv("NEO4J_DATABASE")
+	// No embedder: the store adopts whatever the server's database holds,
+	// since text-to-Cypher reads no vector.
+	opts := store.Options{Username: user, Password: pw, Database: os.Getenv("NEO4J_DATABASE")}
 	ctx := context.Background()
 	st, err := neo4j.Open(ctx, u, opts)
 	if err != nil {
