@@ -287,3 +287,7 @@ func firstInt(m map[string]any, keys ...string) int {
 	}
 	return 0
 }
+
+// Waits reports what the client's calls are doing now: how many are in
+// flight, the oldest one's age, where they go and how they fail.
+func (c *Client) Waits() Waits { return c.eng.waits() }

@@ -212,3 +212,6 @@ func (e *Embedder) logCache(ctx context.Context, err error) {
 		l.LogAttrs(ctx, slog.LevelWarn, "embedding cache", slog.String("model", e.Name()), slog.String("error", err.Error()))
 	}
 }
+
+// Waits reports what the embedder's calls are doing now (see Client.Waits).
+func (e *Embedder) Waits() Waits { return e.eng.waits() }

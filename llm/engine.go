@@ -73,6 +73,7 @@ type engine struct {
 	cfg             config
 	red             redactor
 	stats           counters
+	act             *activity
 	sleep           func(ctx context.Context, d time.Duration) error
 }
 
@@ -85,6 +86,7 @@ func newEngine(provider, model string, cfg config) *engine {
 		tpm:      newBucket(cfg.tpm),
 		cfg:      cfg,
 		red:      redactor{secrets: cfg.secrets},
+		act:      newActivity(),
 		sleep:    sleep,
 	}
 }
@@ -101,6 +103,8 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 	}
 	defer func() { <-e.sem }()
 	e.stats.calls.Add(1)
+	id := e.act.begin()
+	defer e.act.end(id)
 
 	for n := 1; ; n++ {
 		if err := e.rpm.wait(ctx, 1); err != nil {
@@ -115,6 +119,7 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		if e.cfg.timeout > 0 {
 			actx, cancel = context.WithTimeout(actx, e.cfg.timeout)
 		}
+		started := time.Now()
 		err := attempt(actx)
 		f := failure{}
 		if err != nil {
@@ -122,7 +127,12 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		}
 		cancel()
 		if err == nil {
+			e.act.attempt(started, rec.endpoint(), "")
 			return nil
+		}
+		if ctx.Err() == nil {
+			// A call its caller gave up on says nothing about the model.
+			e.act.attempt(started, rec.endpoint(), e.describe(f, err))
 		}
 		if ctx.Err() != nil || !f.retryable || n > e.cfg.retries {
 			return e.fail(ctx, n, f, err)
@@ -140,7 +150,10 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 				slog.String("reason", f.reason), slog.Int("attempt", n), slog.Duration("wait", d.Round(time.Millisecond)),
 				slog.String("error", e.red.redact(msg)))
 		}
-		if err := e.sleep(ctx, d); err != nil {
+		e.act.backoff(1)
+		err = e.sleep(ctx, d)
+		e.act.backoff(-1)
+		if err != nil {
 			return e.fail(ctx, n, f, err)
 		}
 	}
@@ -174,6 +187,23 @@ func jitter(d time.Duration) time.Duration {
 	return rand.N(d + 1)
 }
 
+// describe is a failed attempt's cause as Waits shows it: the reason and
+// the detail or error, secrets removed.
+func (e *engine) describe(f failure, err error) string {
+	msg := err.Error()
+	if f.detail != "" {
+		msg = f.detail
+	}
+	msg = e.red.redact(msg)
+	if f.reason != "" && f.reason != "error" {
+		msg = f.reason + ": " + msg
+	}
+	return msg
+}
+
+// waits is what the engine's calls are doing now (see Waits).
+func (e *engine) waits() Waits { return e.act.waits(e.provider + ":" + e.model) }
+
 func (e *engine) fail(ctx context.Context, attempts int, f failure, err error) error {
 	e.stats.failures.Add(1)
 	ce := &CallError{
@@ -183,13 +213,6 @@ func (e *engine) fail(ctx context.Context, attempts int, f failure, err error) e
 	if ctx.Err() != nil {
 		ce.ctxErr = ctx.Err()
 	}
-	msg := e.red.redact(err.Error())
-	if f.detail != "" {
-		msg = e.red.redact(f.detail)
-	}
-	if f.reason != "" && f.reason != "error" {
-		msg = f.reason + ": " + msg
-	}
-	ce.msg = msg
+	ce.msg = e.describe(f, err)
 	return ce
 }

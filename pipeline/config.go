@@ -298,7 +298,12 @@ func New(s Settings, m *Models, st Store) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("splitter: %w", err)
 	}
+	var stalled func() error
+	if s.Stall > 0 && len(m.Waits()) > 0 {
+		stalled = func() error { return m.Stalled(s.Stall) }
+	}
 	return &Pipeline{
+		Stalled:     stalled,
 		Loader:      loader.New(loader.WithMaxBytes(int64(s.MaxFileSize))),
 		Splitter:    sp,
 		Extractor:   m.Extractor,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ type LLMSettings struct {
 	ContextTokens int
 	// DescriptionTokens bounds a merged description before it is summarised.
 	DescriptionTokens int
+	// Stall stops an ingest whose model has answered nothing for this long
+	// while its calls failed (0: never).
+	Stall time.Duration
 }
 
 // AddLLMFlags registers the model flags.
@@ -47,7 +51,13 @@ func (l *LLMSettings) AddLLMFlags(fs *pflag.FlagSet) {
 	l.AddClientFlags(fs)
 	fs.IntVar(&l.ContextTokens, "llm-context-tokens", 32000, "context budget of one extraction conversation; gleaning rounds that would exceed it are skipped")
 	fs.IntVar(&l.DescriptionTokens, "description-tokens", 300, "merged descriptions longer than this are summarised by the LLM (truncated offline)")
+	fs.DurationVar(&l.Stall, "llm-stall", DefaultStall, "stop the run when the model (or a provider embedder) has answered nothing for this long while its calls failed or timed out; a slow model that still answers is never stopped (0 = never)")
 }
+
+// DefaultStall is --llm-stall: long enough for a model server to restart
+// or a rate limit to lift, short enough that a dead endpoint costs minutes,
+// not the whole corpus's retries.
+const DefaultStall = 5 * time.Minute
 
 // AddClientFlags registers the flags every model call goes by: limits,
 // timeout, retries and the response cache. query has them too.
@@ -85,9 +95,10 @@ type Models struct {
 
 // NewModels builds the embedder and, when s.LLM is set, the LLM client, the
 // loop-NER extractor and the summariser, all sharing one response cache.
-func NewModels(ctx context.Context, s Settings) (*Models, error) {
+// extra client options (a logger for retries) follow those s asks for.
+func NewModels(ctx context.Context, s Settings, extra ...llm.Option) (*Models, error) {
 	m := &Models{descBudget: s.DescriptionTokens}
-	opts := s.ClientOptions()
+	opts := append(s.ClientOptions(), extra...)
 	emb, err := newEmbedder(ctx, s.Embedder, opts)
 	if err != nil {
 		return nil, err
@@ -221,6 +232,37 @@ func (m *Models) Stats() *ModelStats {
 		return nil
 	}
 	return &out
+}
+
+// Waits are what the model-backed clients' calls are doing now: the chat
+// model's and a provider embedder's, those with calls in flight first,
+// the longest waiting first among them.
+func (m *Models) Waits() []llm.Waits {
+	var out []llm.Waits
+	if m.Chat != nil {
+		out = append(out, m.Chat.Waits())
+	}
+	if e, ok := m.Embedder.(*llm.Embedder); ok {
+		out = append(out, e.Waits())
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].InFlight > 0) != (out[j].InFlight > 0) {
+			return out[i].InFlight > 0
+		}
+		return out[i].Oldest > out[j].Oldest
+	})
+	return out
+}
+
+// Stalled is an *llm.StallError when a client has answered nothing for
+// window while its calls failed; nil otherwise.
+func (m *Models) Stalled(window time.Duration) error {
+	for _, w := range m.Waits() {
+		if err := w.Stalled(window); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close releases the clients and their caches.

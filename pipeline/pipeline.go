@@ -25,6 +25,7 @@ import (
 
 	"docgraph/embedstore"
 	"docgraph/graphbuild"
+	"docgraph/llm"
 	"docgraph/loader"
 	"docgraph/ner"
 	"docgraph/splitter"
@@ -78,6 +79,42 @@ type Pipeline struct {
 	// LeaseTTL is how long a claim on a document lasts without renewal
 	// (zero: DefaultLeaseTTL); the run renews it every third of that.
 	LeaseTTL time.Duration
+	// Stalled, when set, is asked every stallPoll while files are built;
+	// an error (an *llm.StallError: the model has answered nothing for the
+	// stall window) stops the run: documents in flight are rolled back
+	// and Ingest or Watch returns it.
+	Stalled func() error
+}
+
+// stallPoll is how often a run asks Stalled: a stall window is minutes,
+// and a second late costs nothing.
+const stallPoll = time.Second
+
+// watchStall stops the run through stop when p.Stalled reports a stall;
+// the returned func ends the watch.
+func (p *Pipeline) watchStall(ctx context.Context, stop context.CancelCauseFunc) func() {
+	if p.Stalled == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(stallPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := p.Stalled(); err != nil {
+					stop(err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // Progress receives ingest events; implementations must be safe for concurrent use.
@@ -325,6 +362,9 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		if _, ok := errors.AsType[*ner.UnusableAnswersError](err); ok {
 			return sum, err // says all; documents in flight were rolled back
 		}
+		if _, ok := errors.AsType[*llm.StallError](err); ok {
+			return sum, err
+		}
 		if store.DiskFull(err) {
 			return sum, fmt.Errorf("ingest stopped, disk full: what was written before stays, and a run once there is room goes on from there: %w", err)
 		}
@@ -363,6 +403,7 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	defer p.heartbeat(runCtx)()
+	defer p.watchStall(runCtx, stopRun)()
 	w := p.newWriter()
 	var skips atomic.Int64
 	var g errgroup.Group

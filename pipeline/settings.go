@@ -33,7 +33,7 @@ var configKeys = map[string]bound{
 	"llm": {}, "gleaning": {"0", "20"}, "ner-variant": {}, "entity-types": {},
 	"llm-concurrency": {"1", "1024"}, "rpm": {"0", "100000000"}, "tpm": {"0", "10000000000"},
 	"llm-timeout": {"0s", "24h"}, "llm-retries": {"0", "100"}, "llm-cache": {},
-	"llm-context-tokens": {"256", "100000000"}, "description-tokens": {"16", "1000000"},
+	"llm-context-tokens": {"256", "100000000"}, "description-tokens": {"16", "1000000"}, "llm-stall": {"0s", "168h"},
 	// query
 	"mode": {}, "context-only": {}, "timeout": {"0s", "24h"}, "deadline": {"0s", "24h"},
 	"top-k": {"1", "10000"}, "candidates": {"1", "100000"}, "max-entities": {"1", "100000"},

@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
+	"log/slog"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"docgraph/cmd/internal/cli"
+	"docgraph/llm"
 	"docgraph/ner"
 	"docgraph/pipeline"
 	"docgraph/store"
@@ -113,7 +113,10 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if opts.DryRun {
 		return runDryRun(ctx, opts, io)
 	}
-	models, st, err := openForIngest(ctx, opts, io)
+	// Retries are printed above the bar, as they happen.
+	prog := newProgress(io, io.TTY && !opts.JSON)
+	retries := llm.WithLogger(slog.New(cli.LogHandler(prog, "ingest: llm")))
+	models, st, err := openForIngest(ctx, opts, io, retries)
 	if err != nil {
 		return err
 	}
@@ -128,12 +131,13 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 			return err
 		}
 	}
-	sd := newShutdown(ctx, opts.ShutdownTimeout)
+	prog.watchWaits(models.Waits, waitTick)
+	defer prog.stop()
+	sd := newShutdown(ctx, opts.ShutdownTimeout, modelsBusy(models))
 	defer sd.close()
 	if opts.Watch {
-		return runWatch(ctx, sd, opts, io, p)
+		return runWatch(ctx, sd, opts, io, p, prog)
 	}
-	prog := newProgress(io, io.TTY && !opts.JSON)
 	p.Progress = prog
 	sum, err := p.Ingest(sd.work, opts.Paths, pipeline.Options{Prune: opts.Prune, Stop: ctx.Done()})
 	err = sd.settle(err, io.Err)
@@ -165,6 +169,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if ue, ok := errors.AsType[*ner.UnusableAnswersError](err); ok {
 		return unusableAnswersError(ue)
 	}
+	if se, ok := errors.AsType[*llm.StallError](err); ok {
+		return stallError(se)
+	}
 	if err != nil {
 		return err
 	}
@@ -183,6 +190,30 @@ func unusableAnswersError(ue *ner.UnusableAnswersError) error {
 	return fmt.Errorf("stopped: the model's answers are not in the extraction format: the first %d answers of %s had no record, e.g. \"%s\"; "+
 		"check --llm (the model name, and that the endpoint serves a chat model that follows instructions); no more chunks were sent, and the documents are retried on the next run",
 		ue.Count, cli.Escape(ue.Model), cli.Escape(ue.Answer))
+}
+
+// stallError is the one message of a run stopped because its model
+// answered nothing for the stall window.
+func stallError(se *llm.StallError) error {
+	return fmt.Errorf("stopped: %s; no more chunks were sent, and the documents in flight were rolled back and are retried on the next run; "+
+		"check that the endpoint is up and serves the model --llm names, or raise --llm-stall", cli.OneLine(se.Error(), maxErrorBytes))
+}
+
+// waitTick is how often the progress looks at the model calls in flight:
+// a wait shows within waitShown plus this.
+const waitTick = time.Second
+
+// modelsBusy says whether any model call is in flight: a signal then
+// cancels the calls at once instead of letting the documents finish.
+func modelsBusy(m *pipeline.Models) func() bool {
+	return func() bool {
+		for _, w := range m.Waits() {
+			if w.InFlight > 0 {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // writeJSON writes v indented, as every --json output of ingest is.
@@ -205,9 +236,9 @@ const (
 // --embedder, a store that holds another embedder's vectors (one made
 // before the offline embedder's current version, or with a provider's)
 // is ingested with that embedder, and a note says so.
-func openForIngest(ctx context.Context, opts *ingestOptions, io streams) (*pipeline.Models, store.Store, error) {
+func openForIngest(ctx context.Context, opts *ingestOptions, io streams, extra ...llm.Option) (*pipeline.Models, store.Store, error) {
 	for attempt := 0; ; attempt++ {
-		models, err := pipeline.NewModels(ctx, opts.Settings)
+		models, err := pipeline.NewModels(ctx, opts.Settings, extra...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -341,94 +372,6 @@ func tidyResult(r pipeline.FileResult) pipeline.FileResult {
 		r.Warnings = ws
 	}
 	return r
-}
-
-// progress draws a bar on a terminal and plain log lines otherwise: one
-// newline-terminated line per file, its warnings on lines of their own.
-// The bar is redrawn in place and always fits the terminal's width, so it
-// never wraps and leaves no stale lines; failures and warnings (one
-// bounded line each) are printed above it.
-type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	bar   bool
-	width func() int
-	total int
-	done  int
-	start time.Time
-}
-
-func newProgress(io streams, bar bool) *progress {
-	return &progress{w: io.Err, bar: bar, width: io.Width, start: time.Now()}
-}
-
-func (p *progress) Start(total int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.total = total
-}
-
-func (p *progress) File(r pipeline.FileResult) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done++
-	if !p.bar {
-		line := fmt.Sprintf("%s %s (%d chunks, %s)", r.Outcome, cli.Escape(r.Path), r.Chunks, r.Duration.Round(time.Millisecond))
-		switch {
-		case r.Error != "":
-			line = fmt.Sprintf("%s %s", r.Outcome, cli.OneLine(r.Error, maxErrorBytes))
-		case r.Outcome == pipeline.Claimed:
-			line = fmt.Sprintf("%s %s (%s)", r.Outcome, cli.Escape(r.Path), claimedLine(r))
-		}
-		fmt.Fprintln(p.w, line)
-		for _, warn := range r.Warnings {
-			fmt.Fprintf(p.w, "warning: %s\n", warningLine(r.Path, warn))
-		}
-		return
-	}
-	cols := p.columns()
-	if r.Outcome == pipeline.Failed {
-		fmt.Fprintf(p.w, "\r\033[Kfailed: %s\n", cli.OneLine(r.Error, maxErrorBytes))
-	}
-	for _, warn := range r.Warnings {
-		// A whole line of its own above the bar: it may wrap, but nothing
-		// redraws over it.
-		fmt.Fprintf(p.w, "\r\033[Kwarning: %s\n", warningLine(r.Path, warn))
-	}
-	fmt.Fprintf(p.w, "\r\033[K%s", p.barLine(cols, r.Path))
-}
-
-// columns is the terminal's width, 80 when it does not say.
-func (p *progress) columns() int {
-	if p.width != nil {
-		if n := p.width(); n > 0 {
-			return n
-		}
-	}
-	return 80
-}
-
-// barLine is "[====    ] 12/224 3s name", at most cols-1 columns wide (a
-// line that reaches the last column makes some terminals wrap early).
-func (p *progress) barLine(cols int, path string) string {
-	counts := fmt.Sprintf(" %d/%d %s", p.done, p.total, time.Since(p.start).Round(time.Second))
-	room := cols - 1 - len(counts)
-	width := min(30, room-12) // leave the name at least 10 columns
-	if width < 5 {
-		return cli.Fit(strings.TrimSpace(counts), cols-1, false)
-	}
-	filled := 0
-	if p.total > 0 {
-		filled = min(width, width*p.done/p.total)
-	}
-	line := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "]" + counts
-	return line + " " + cli.Fit(cli.Escape(filepath.Base(path)), cols-1-len(line)-1, true)
-}
-
-func (p *progress) finish() {
-	if p.bar && p.done > 0 {
-		fmt.Fprintln(p.w)
-	}
 }
 
 // counted is n with its noun, plural unless n is 1 ("1 transaction",

@@ -38,26 +38,35 @@ const hardExitDelay = 3 * time.Second
 // which documents are processed under, is cancelled only when the shutdown
 // timeout passes after that or when a second signal arrives. Cancelling work
 // rolls in-flight documents back: the store commits a document whole or not at all.
+//
+// A run waiting for a model is different: its documents may need many
+// minutes of calls to finish, so once the signal came, work is cancelled
+// as soon as a model call is in flight, which ends the calls at once.
 type shutdown struct {
 	work   context.Context
 	cancel context.CancelFunc
 	sigs   chan os.Signal
+	busy   func() bool // a model call is in flight; nil: never
 
 	mu       sync.Mutex
 	timedOut bool
+	waiting  bool      // work was cancelled while model calls were in flight
 	aborted  os.Signal // the second signal, nil before one came
 }
 
-func newShutdown(ctx context.Context, timeout time.Duration) *shutdown {
+// busyPoll is how often a stopping run looks for model calls in flight.
+const busyPoll = 100 * time.Millisecond
+
+func newShutdown(ctx context.Context, timeout time.Duration, busy func() bool) *shutdown {
 	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &shutdown{work: work, cancel: cancel, sigs: make(chan os.Signal, 2)}
+	s := &shutdown{work: work, cancel: cancel, sigs: make(chan os.Signal, 2), busy: busy}
 	signal.Notify(s.sigs, os.Interrupt, syscall.SIGTERM)
 	go s.run(ctx.Done(), timeout)
 	return s
 }
 
 func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
-	var expired <-chan time.Time
+	var expired, poll <-chan time.Time
 	signals := 0
 	for {
 		select {
@@ -68,6 +77,20 @@ func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
 			t := time.NewTimer(timeout)
 			defer t.Stop()
 			expired = t.C
+			if s.busy != nil {
+				if s.busy() {
+					s.stopWaiting()
+					return
+				}
+				tk := time.NewTicker(busyPoll)
+				defer tk.Stop()
+				poll = tk.C
+			}
+		case <-poll:
+			if s.busy() {
+				s.stopWaiting()
+				return
+			}
 		case <-expired:
 			s.mu.Lock()
 			s.timedOut = true
@@ -89,6 +112,14 @@ func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
 	}
 }
 
+// stopWaiting cancels work because model calls are in flight.
+func (s *shutdown) stopWaiting() {
+	s.mu.Lock()
+	s.waiting = true
+	s.mu.Unlock()
+	s.cancel()
+}
+
 // close releases the signal handler; call it when the run is over.
 func (s *shutdown) close() {
 	signal.Stop(s.sigs)
@@ -100,12 +131,15 @@ func (s *shutdown) close() {
 // a second signal is errAborted.
 func (s *shutdown) settle(err error, w io.Writer) error {
 	s.mu.Lock()
-	timedOut, aborted := s.timedOut, s.aborted
+	timedOut, waiting, aborted := s.timedOut, s.waiting, s.aborted
 	s.mu.Unlock()
 	switch {
 	case aborted != nil:
 		return fmt.Errorf("%w; %w", cli.Interrupted{Signal: aborted}, errAborted)
 	case err == nil:
+		return nil
+	case waiting && errors.Is(err, context.Canceled):
+		fmt.Fprintln(w, "ingest: stopped while waiting for the model: the calls in flight were cancelled, and the documents in flight were rolled back and will be resumed on the next run")
 		return nil
 	case timedOut && errors.Is(err, context.Canceled):
 		fmt.Fprintln(w, "ingest: shutdown timeout reached: documents in flight were rolled back and will be resumed on the next run")
@@ -116,8 +150,7 @@ func (s *shutdown) settle(err error, w io.Writer) error {
 
 // runWatch syncs the folders, then applies their changes until the first
 // signal (graceful) or a second one (immediate, still atomic per document).
-func runWatch(ctx context.Context, sd *shutdown, opts *ingestOptions, io streams, p *pipeline.Pipeline) error {
-	prog := newProgress(io, io.TTY && !opts.JSON)
+func runWatch(ctx context.Context, sd *shutdown, opts *ingestOptions, io streams, p *pipeline.Pipeline, prog *progress) error {
 	p.Progress = prog
 	var (
 		mu  sync.Mutex
