@@ -2,6 +2,7 @@ package graphbuild
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -340,10 +341,17 @@ func (m *Merger) describe(ctx context.Context, kind, name string, frags []string
 	}
 	if m.summarizer != nil {
 		s, err := m.summarizer.Summarize(ctx, kind, name, uniq)
-		if err != nil {
+		var u interface{ Unusable() bool }
+		switch {
+		case errors.As(err, &u) && u.Unusable():
+			// The summariser has counted it; the descriptions cut to the
+			// budget are still true, where failing the document would
+			// lose its whole graph over one description.
+		case err != nil:
 			return "", fmt.Errorf("summarise %s %q: %w", kind, name, err)
+		default:
+			return strings.TrimSpace(s), nil
 		}
-		return strings.TrimSpace(s), nil
 	}
 	var sb strings.Builder
 	for _, f := range uniq {

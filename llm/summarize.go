@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
@@ -21,6 +24,39 @@ type Summarizer struct {
 	count         func(string) int
 	callOpts      []llms.CallOption
 	parallel      int
+
+	unusable atomic.Int64
+	mu       sync.Mutex
+	example  *UnusableSummaryError // the first unusable summary
+}
+
+// UnusableSummaryError is a summary the model answered in no usable form:
+// empty, or longer than what it was to shorten. The merger then keeps the
+// descriptions cut to the budget, as offline.
+type UnusableSummaryError struct {
+	Model, Kind, Name string
+	Answer            string // its start
+	Reason            string
+}
+
+func (e *UnusableSummaryError) Error() string {
+	return fmt.Sprintf("unusable summary of %s %q from %s (%s): %q", e.Kind, e.Name, e.Model, e.Reason, e.Answer)
+}
+
+// Unusable marks the error for the merger, which does not import llm.
+func (e *UnusableSummaryError) Unusable() bool { return true }
+
+// SummaryStats are a Summarizer's counters, for the ingest summary.
+type SummaryStats struct {
+	Unusable int64
+	Example  *UnusableSummaryError // the first unusable summary, nil before one
+}
+
+// Stats reports the unusable summaries so far.
+func (s *Summarizer) Stats() SummaryStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SummaryStats{Unusable: s.unusable.Load(), Example: s.example}
 }
 
 // SummarizerOption configures a Summarizer.
@@ -175,10 +211,62 @@ func (s *Summarizer) once(ctx context.Context, kind, name string, descs []string
 		return "", fmt.Errorf("llm summary: %w", err)
 	}
 	out = strings.TrimSpace(out)
-	if out == "" {
-		return "", fmt.Errorf("llm summary of %s %q: the model returned an empty summary", kind, name)
+	if reason := s.unusableSummary(out, descs); reason != "" {
+		return "", s.reject(ctx, p, kind, name, out, reason)
 	}
 	return out, nil
+}
+
+// unusableSummary says why out cannot stand for descs, "" when it can. A
+// summary longer than both its word limit (with room) and its input did
+// not summarise: it is a chat preamble, a repetition loop or an answer to
+// another question.
+func (s *Summarizer) unusableSummary(out string, descs []string) string {
+	if out == "" {
+		return "empty"
+	}
+	words := len(strings.Fields(out))
+	in := 0
+	for _, d := range descs {
+		in += len(strings.Fields(d))
+	}
+	if s.maxWords > 0 && words > 3*s.maxWords && words > in {
+		return fmt.Sprintf("%d words, longer than the %d it summarises", words, in)
+	}
+	return ""
+}
+
+// reject counts an unusable summary, keeps the first as the example and
+// drops it from the response cache, so a later run asks again.
+func (s *Summarizer) reject(ctx context.Context, prompt, kind, name, answer, reason string) error {
+	s.unusable.Add(1)
+	model := ""
+	if n, ok := s.model.(interface{ Name() string }); ok {
+		model = n.Name()
+	}
+	if f, ok := s.model.(interface {
+		Forget(context.Context, []llms.MessageContent, ...llms.CallOption)
+	}); ok {
+		f.Forget(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}, s.callOpts...)
+	}
+	e := &UnusableSummaryError{Model: model, Kind: kind, Name: name, Answer: excerpt(answer, 120), Reason: reason}
+	s.mu.Lock()
+	if s.example == nil {
+		s.example = e
+	}
+	s.mu.Unlock()
+	return e
+}
+
+// excerpt is the start of s, at most n bytes, cut at a rune boundary.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 func distinctNonEmpty(in []string) []string {

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -99,5 +100,49 @@ func TestSummarizerNothingToSay(t *testing.T) {
 	}
 	if _, err := s.Summarize(context.Background(), "relation", "A -> B", []string{"x"}); err == nil {
 		t.Fatal("an empty answer from the model should be an error")
+	}
+}
+
+// TestSummarizerRejectsUnusableSummaries: an empty answer or one longer
+// than what it summarises is an UnusableSummaryError, counted, the first
+// kept as the example, and dropped from the cache so a later run asks
+// again; a short answer is a summary.
+func TestSummarizerRejectsUnusableSummaries(t *testing.T) {
+	blather := "Sure! " + strings.Repeat("Here is a lot of text about many other things. ", 60)
+	tests := []struct {
+		name, answer, wantReason string
+	}{
+		{"empty", "  \n", "empty"},
+		{"longer than its input", blather, "words, longer than the"},
+		{"a summary", "Acme makes anvils and rockets.", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(llmtest.Fixed(tt.answer))
+			defer srv.Close()
+			c := newTestClient(t, srv, WithCache(t.TempDir()+"/cache.db"))
+			s := NewSummarizer(c, WithSummaryMaxWords(20))
+			descs := []string{"Acme makes anvils.", "Acme makes rockets.", "Acme is a company."}
+			for range 2 {
+				got, err := s.Summarize(context.Background(), "entity", "Acme", descs)
+				var ue *UnusableSummaryError
+				if tt.wantReason == "" {
+					if err != nil || got != tt.answer {
+						t.Fatalf("Summarize = %q, %v; want the answer", got, err)
+					}
+					continue
+				}
+				if !errors.As(err, &ue) || !ue.Unusable() || !strings.Contains(ue.Reason, tt.wantReason) || ue.Model != "openai:test-model" || len(ue.Answer) > 124 {
+					t.Fatalf("Summarize error = %v, want an UnusableSummaryError (%s) naming the model with the answer's start", err, tt.wantReason)
+				}
+			}
+			st := s.Stats()
+			switch {
+			case tt.wantReason == "" && (st.Unusable != 0 || srv.Count() != 1):
+				t.Errorf("a usable summary: %d unusable, %d calls (want 0 and 1: the second from the cache)", st.Unusable, srv.Count())
+			case tt.wantReason != "" && (st.Unusable != 2 || st.Example == nil || srv.Count() != 2):
+				t.Errorf("%d unusable (example %v), %d calls: want 2, an example, and 2 calls (never replayed from the cache)", st.Unusable, st.Example, srv.Count())
+			}
+		})
 	}
 }

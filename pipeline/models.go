@@ -185,22 +185,28 @@ func (m *Models) ExtractorName() string {
 
 // ModelStats are the LLM counters of a run, for the ingest summary.
 type ModelStats struct {
-	Model            string  `json:"model,omitempty"`
-	Calls            int64   `json:"calls"`
-	CacheHits        int64   `json:"cache_hits"`
-	Retries          int64   `json:"retries"`
-	Failures         int64   `json:"failures"`
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
-	EmbedCalls       int64   `json:"embedding_calls,omitempty"`
-	EmbedCacheHits   int64   `json:"embedding_cache_hits,omitempty"`
-	GleaningRounds   int64   `json:"gleaning_rounds,omitempty"`
-	JudgeYes         int64   `json:"judge_yes,omitempty"`
-	JudgeNo          int64   `json:"judge_no,omitempty"`
-	JudgeInvalid     int64   `json:"judge_invalid,omitempty"`
-	ContextSkips     int64   `json:"context_skips,omitempty"`
-	RejectedRecords  int64   `json:"rejected_records,omitempty"`
-	UnusableAnswers  int64   `json:"unusable_answers,omitempty"`
+	Model            string `json:"model,omitempty"`
+	Calls            int64  `json:"calls"`
+	CacheHits        int64  `json:"cache_hits"`
+	Retries          int64  `json:"retries"`
+	Failures         int64  `json:"failures"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	EmbedCalls       int64  `json:"embedding_calls,omitempty"`
+	EmbedCacheHits   int64  `json:"embedding_cache_hits,omitempty"`
+	GleaningRounds   int64  `json:"gleaning_rounds,omitempty"`
+	JudgeYes         int64  `json:"judge_yes,omitempty"`
+	JudgeNo          int64  `json:"judge_no,omitempty"`
+	JudgeInvalid     int64  `json:"judge_invalid,omitempty"`
+	ContextSkips     int64  `json:"context_skips,omitempty"`
+	RejectedRecords  int64  `json:"rejected_records,omitempty"`
+	UnusableAnswers  int64  `json:"unusable_answers,omitempty"`
+	// UnusableSummaries are description summaries the model answered in
+	// no usable form; the descriptions were kept cut to the budget.
+	UnusableSummaries int64 `json:"unusable_summaries,omitempty"`
+	// UnusableSummary is the first of them: model, entity and the
+	// answer's start.
+	UnusableSummary  string  `json:"unusable_summary,omitempty"`
 	RetryWaitSeconds float64 `json:"retry_wait_seconds,omitempty"`
 }
 
@@ -227,6 +233,12 @@ func (m *Models) Stats() *ModelStats {
 		s := l.Stats()
 		out.GleaningRounds, out.JudgeYes, out.JudgeNo, out.JudgeInvalid = s.Rounds, s.JudgeYes, s.JudgeNo, s.JudgeInvalid
 		out.ContextSkips, out.RejectedRecords, out.UnusableAnswers = s.ContextSkips, s.Rejected, s.Unusable
+	}
+	if sm, ok := m.Summarizer.(*llm.Summarizer); ok {
+		if s := sm.Stats(); s.Unusable > 0 {
+			out.UnusableSummaries = s.Unusable
+			out.UnusableSummary = s.Example.Error()
+		}
 	}
 	if !any {
 		return nil

@@ -288,6 +288,10 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 	if s.UnusableAnswers > 0 {
 		fmt.Fprintf(w, "unusable answers: %d (no record in the extraction format; check --llm)\n", s.UnusableAnswers)
 	}
+	if m := s.LLM; m != nil && m.UnusableSummaries > 0 {
+		fmt.Fprintf(w, "unusable summaries: %d (descriptions kept cut to --description-tokens instead), the first: %s\n",
+			m.UnusableSummaries, cli.OneLine(m.UnusableSummary, maxWarningBytes))
+	}
 	if s.Warnings > 0 {
 		fmt.Fprintf(w, "warnings: %d in %d files\n", s.Warnings, len(s.Warned))
 		shown := 0

@@ -220,3 +220,26 @@ func TestProgressShowsWaits(t *testing.T) {
 		}
 	})
 }
+
+// TestIngestCountsUnusableSummaries: a model that extracts well but
+// answers the summary prompt with pages of chat keeps every document; the
+// descriptions are cut to the budget, and the summary counts the unusable
+// summaries and quotes the first.
+func TestIngestCountsUnusableSummaries(t *testing.T) {
+	var n atomic.Int64
+	_, dir, docs := waitFixture(t, 6, func(r llmtest.Request) llmtest.Reply {
+		if strings.HasPrefix(r.Messages[0].Content, "Several passages describe the same") {
+			return llmtest.Reply{Content: "Sure! " + strings.Repeat("I would be glad to talk about something else entirely. ", 80)}
+		}
+		return llmtest.Reply{Content: fmt.Sprintf(`("entity"<|>Grace Hopper<|>person<|>A computer scientist who wrote compiler number %d for the team.)##`+"\n<|COMPLETE|>", n.Add(1))}
+	})
+	out, logs, err := runCmd(t, "--store", "sqlite://"+filepath.Join(dir, "g.db"), "--llm", "openai:fake",
+		"--gleaning", "0", "--description-tokens", "40", docs)
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, out, logs)
+	}
+	if !strings.Contains(out, "6 added") || !strings.Contains(out, "unusable summaries: ") ||
+		!strings.Contains(out, `unusable summary of entity "Grace Hopper" from openai:fake`) || !strings.Contains(out, "Sure! I would be glad") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
