@@ -123,6 +123,13 @@ func (a *activity) attempt(started time.Time, endpoint, err string) {
 	}
 }
 
+// sent notes where a request went as it leaves.
+func (a *activity) sent(endpoint string) {
+	a.mu.Lock()
+	a.endpoint = endpoint
+	a.mu.Unlock()
+}
+
 func (a *activity) backoff(delta int) {
 	a.mu.Lock()
 	a.retrying += delta

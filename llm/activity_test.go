@@ -119,3 +119,20 @@ func TestActivityIdleRestartsTheStallClock(t *testing.T) {
 		t.Errorf("a call after an idle pause inherits old failures: %+v", w)
 	}
 }
+
+// TestWaitsNameTheEndpointOfAHangingFirstCall: the endpoint is known as
+// the request leaves, before any attempt ends.
+func TestWaitsNameTheEndpointOfAHangingFirstCall(t *testing.T) {
+	srv := llmtest.NewServer(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Delay: time.Hour} })
+	defer srv.Close()
+	c := newTestClient(t, srv, WithTimeout(time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Call(ctx, "hello"); close(done) }()
+	w := waitFor(t, c, 10*time.Second, func(w Waits) bool { return w.InFlight == 1 && w.Endpoint != "" })
+	if w.FailedAttempts != 0 || !strings.HasPrefix(w.Endpoint, srv.URL+"/v1/chat/completions") {
+		t.Errorf("waits %+v, want the endpoint %s named with no failure yet", w, srv.URL)
+	}
+	cancel()
+	<-done
+}

@@ -113,7 +113,7 @@ func (e *engine) run(ctx context.Context, tokens int, attempt func(ctx context.C
 		if err := e.tpm.wait(ctx, float64(tokens)); err != nil {
 			return e.fail(ctx, n-1, failure{}, err)
 		}
-		rec := &attemptRecord{}
+		rec := &attemptRecord{sent: e.act.sent}
 		actx := withRecorder(ctx, rec)
 		cancel := func() {}
 		if e.cfg.timeout > 0 {

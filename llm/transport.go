@@ -36,6 +36,9 @@ type attemptRecord struct {
 	// logProbs, when set, asks the transport for token log-probabilities
 	// (logprobs.go).
 	logProbs *logProbsRequest
+	// sent, when set, hears the endpoint as the request goes out, so that
+	// a call that hangs can be named before it ends.
+	sent func(endpoint string)
 }
 
 func withRecorder(ctx context.Context, r *attemptRecord) context.Context {
@@ -84,7 +87,11 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		rec.mu.Lock()
 		lp = rec.logProbs
 		rec.url = endpoint(req.URL)
+		sent := rec.sent
 		rec.mu.Unlock()
+		if sent != nil {
+			sent(endpoint(req.URL))
+		}
 	}
 	if lp != nil {
 		var err error
