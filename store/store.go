@@ -601,6 +601,14 @@ type Options struct {
 	// zero means DefaultRetryBudget. Lost connections are retried for at
 	// most min(RetryBudget, UnavailableBudget), then fail with ErrUnavailable.
 	RetryBudget time.Duration
+	// LongLived says one process will run many queries on the store (a
+	// server). An embedded store then reads its file through the system's
+	// cache instead of mapping it into each read connection: a mapped page
+	// counts in the process's resident memory once per connection that
+	// touched it (4.1 GB at x16 for a 2.3 GB store, against 1.3 GB unmapped
+	// at x4's 1.28). A one-shot query maps it, which saves it a quarter of
+	// its time.
+	LongLived bool
 }
 
 // DefaultRetryBudget is Options.RetryBudget when unset: long enough for a

@@ -205,7 +205,7 @@ func (p *progress) barLine(cols int) string {
 	room := cols - 1 - len(counts)
 	width := min(30, room-12) // leave the name at least 10 columns
 	if p.wait != "" {
-		width = min(10, width) // the wait needs the room more than the bar
+		width = min(8, width) // the wait needs the room more than the bar
 	}
 	if width < 5 {
 		return cli.Fit(strings.TrimSpace(counts), cols-1, false)

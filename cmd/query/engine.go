@@ -54,7 +54,7 @@ func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf 
 	if err != nil {
 		return nil, err
 	}
-	emb, model, st, done, err := openQueryStore(ctx, s, rf, embedderSet)
+	emb, model, st, done, err := openQueryStore(ctx, s, rf, embedderSet, true)
 	if err != nil {
 		return nil, err
 	}

@@ -420,12 +420,13 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 // --embedder was given), the chat model (nil without --llm) and the store,
 // which must exist and is opened read-only. done releases all three.
 func openQuery(ctx context.Context, opts *queryOptions) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
-	return openQueryStore(ctx, opts.Settings, opts.Retrieval, opts.embedderSet)
+	return openQueryStore(ctx, opts.Settings, opts.Retrieval, opts.embedderSet, false)
 }
 
 // openQueryStore opens an existing store read-only, with the embedder it
 // holds unless one was given, and the flags' model; done closes all three.
-func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags, embedderSet bool) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
+// longLived is for a server (see store.Options.LongLived).
+func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags, embedderSet, longLived bool) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
 	spec, err := pipeline.AdoptEmbedder(ctx, s, embedderSet)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -438,8 +439,9 @@ func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags,
 	st, err := pipeline.OpenExistingStore(ctx, s, store.Options{
 		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
 		// The merger makes again the vectors a store keeps no copy of.
-		Merger:   pipeline.NewMerger(emb),
-		ReadOnly: true,
+		Merger:    pipeline.NewMerger(emb),
+		ReadOnly:  true,
+		LongLived: longLived,
 	})
 	if err != nil {
 		done()

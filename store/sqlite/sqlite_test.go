@@ -287,7 +287,7 @@ func TestBusyIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	other, err := sql.Open("sqlite", dsn(path, true))
+	other, err := sql.Open("sqlite", dsn(path, true, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,5 +308,43 @@ func TestBusyIsRetried(t *testing.T) {
 	<-released
 	if got := st.WriteStats(); got.Retries == 0 || got.Commits != 1 {
 		t.Errorf("write stats %+v; want a retry and one commit", got)
+	}
+}
+
+// TestLongLivedReadersDoNotMapTheFile: a store opened for a server reads
+// through the system's cache on every read connection, writable or
+// read-only open; a one-shot open maps the file.
+func TestLongLivedReadersDoNotMapTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	w, err := Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for _, tt := range []struct {
+		name string
+		opts store.Options
+		want int64
+	}{
+		{"one-shot", store.Options{}, 1 << 30},
+		{"one-shot read-only", store.Options{ReadOnly: true}, 1 << 30},
+		{"server", store.Options{LongLived: true}, 0},
+		{"server read-only", store.Options{ReadOnly: true, LongLived: true}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(ctx, path, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var got int64
+			if err := s.rdb.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("reader mmap_size %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
