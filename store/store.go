@@ -602,12 +602,9 @@ type Options struct {
 	// most min(RetryBudget, UnavailableBudget), then fail with ErrUnavailable.
 	RetryBudget time.Duration
 	// LongLived says one process will run many queries on the store (a
-	// server). An embedded store then reads its file through the system's
-	// cache instead of mapping it into each read connection: a mapped page
-	// counts in the process's resident memory once per connection that
-	// touched it (4.1 GB at x16 for a 2.3 GB store, against 1.3 GB unmapped
-	// at x4's 1.28). A one-shot query maps it, which saves it a quarter of
-	// its time.
+	// server): an embedded store then bounds what it maps of its file,
+	// since mapped pages count in the process's resident memory once per
+	// read connection that touched them.
 	LongLived bool
 }
 
