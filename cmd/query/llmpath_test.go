@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -231,5 +232,73 @@ func TestServeReportsUsagePerRequest(t *testing.T) {
 		if r.Status != http.StatusOK || got != want {
 			t.Errorf("%d: llm_usage %+v, want %+v", r.Status, got, want)
 		}
+	}
+}
+
+// TestQueryEmbedderHangs: an embedder that never answers at query time,
+// whether in the dimension probe (no cache) or in the question's embedding
+// (the probe answered from the cache ingest filled), costs the vector
+// paths after its own wait, a quarter of the time left before --deadline,
+// not the query: one warning says it did not answer within that wait, and
+// the passages and answer come back.
+func TestQueryEmbedderHangs(t *testing.T) {
+	const embedder = "openai:text-embedding-3-small"
+	var embedHangs atomic.Bool
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		switch {
+		case r.IsEmbedding() && embedHangs.Load():
+			return llmtest.Reply{Delay: time.Hour} // until the client leaves
+		case strings.Contains(r.Last(), "high_level_keywords"):
+			return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+		}
+		return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+	})
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestWith(t, db, embedder) // fills the cache beside the store, the probe included
+	embedHangs.Store(true)
+
+	// About a quarter of the 4 s --deadline, less the time the query took
+	// to get to the embedding.
+	warn := regexp.MustCompile(`warning: embedder ` + embedder + ` did not answer within (1s|[5-9]00ms), so vector search is skipped and full-text and graph search answer alone\n`)
+	tests := []struct {
+		name  string
+		flags []string
+		want  string // on stdout
+	}{
+		{name: "probe/mix", flags: []string{"--llm-cache", "off", "--llm", "openai:test-model"}, want: "Alan Turing led"},
+		{name: "probe/naive", flags: []string{"--llm-cache", "off", "--llm", "openai:test-model", "--mode", "naive"}, want: "Alan Turing led"},
+		{name: "probe/hybrid", flags: []string{"--llm-cache", "off", "--llm", "openai:test-model", "--mode", "hybrid"}, want: "Alan Turing led"},
+		{name: "probe/offline", flags: []string{"--llm-cache", "off"}, want: "[1] "},
+		{name: "question/mix", flags: []string{"--llm", "openai:test-model"}, want: "Alan Turing led"},
+		{name: "question/local", flags: []string{"--llm", "openai:test-model", "--mode", "local"}, want: "Alan Turing led"},
+		{name: "question/json", flags: []string{"--llm", "openai:test-model", "--json"}, want: `"passages": [`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// --deadline 4s gives each embedding about 1 s.
+			args := append([]string{"--store", db, "--config", "", "--embedder", embedder, "--deadline", "4s"}, tt.flags...)
+			start := time.Now()
+			out, errs, err := run(t, append(args, "Who broke Enigma messages at Bletchley Park?")...)
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("%v after %s\nstdout:\n%s\nstderr:\n%s", err, took, out, errs)
+			}
+			if n := len(warn.FindAllString(errs, -1)); n != 1 {
+				t.Errorf("%d warnings that the embedder did not answer, want 1:\n%s", n, errs)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("stdout lacks %q:\n%s", tt.want, out)
+			}
+			if strings.Contains(tt.name, "json") && !strings.Contains(out, "did not answer within") {
+				t.Errorf("the warning is not among the JSON warnings:\n%s", out)
+			}
+			// Generous: the waits are 1 s, the query's deadline 4 s.
+			if took > 4*time.Second {
+				t.Errorf("took %s", took)
+			}
+		})
 	}
 }
