@@ -141,6 +141,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	}
 	defer s.close()
 	start := time.Now()
+	at(ctx, "logic-form retrieval")
 	out, err := s.r.PrepareLogic(ctx, opts.Question, retrieve.AnswerSetup{Tokens: s.tok, Budget: opts.Retrieval.budget(), ResponseType: opts.Retrieval.ResponseType})
 	if err != nil {
 		return err
@@ -149,6 +150,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if out.AnsweredBy != retrieve.ModeLogic {
 		verdict = "answered by mix: " + out.Reason
 	}
+	at(ctx, "answer")
 	switch {
 	case opts.ContextOnly:
 		fmt.Fprintf(io.Err, "query: %s\n", verdict)
@@ -218,6 +220,7 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	}
 	defer s.close()
 	start := time.Now()
+	at(ctx, "retrieval")
 	res, err := s.r.Retrieve(ctx, opts.Question, retrieve.ModeMix)
 	if err != nil {
 		return err
@@ -235,6 +238,7 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 		return err
 	}
 	t := time.Now()
+	at(ctx, "integration")
 	in, err := retrieve.Integrate(ctx, s.model, msgs, opts.Question, opts.Answer.options())
 	if err != nil {
 		return err
@@ -314,6 +318,7 @@ func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retriev
 func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
 	passages []retrieve.Passage, sources map[string]pathSource, priority, additional []paths.Path) error {
 	t := time.Now()
+	at(ctx, "integration")
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
 	in, err := retrieve.Integrate(ctx, model, msgs, opts.Question, opts.Answer.options())
 	if err != nil {

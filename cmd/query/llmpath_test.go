@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,6 +301,148 @@ func TestQueryEmbedderHangs(t *testing.T) {
 			// Generous: the waits are 1 s, the query's deadline 4 s.
 			if took > 4*time.Second {
 				t.Errorf("took %s", took)
+			}
+		})
+	}
+}
+
+// TestQueryDeadlineEveryMode: in every mode, a model call that never
+// comes back stops the query at --deadline with a message naming what it
+// waited for (keywords, logic form, pre-check, choice of paths, answer),
+// the model and the attempts, and nothing of what then failed on the
+// expired context (a store read, a fallback).
+func TestQueryDeadlineEveryMode(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	// The model's name says which kinds of request hang (requestKind,
+	// and "select" for the choice of paths), so that one server serves
+	// subtests running side by side.
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		kind := requestKind(r)
+		if strings.Contains(r.Last(), "pick the paths") {
+			kind = "select"
+		}
+		if slices.Contains(strings.Split(r.Model, "-"), kind) {
+			return llmtest.Reply{Delay: time.Hour} // until the client leaves
+		}
+		switch kind {
+		case "plan":
+			return llmtest.Reply{Content: goPlan}
+		case "precheck":
+			return llmtest.Reply{Content: "YES"}
+		case "keywords":
+			return llmtest.Reply{Content: `{"high_level_keywords": ["programming language"], "low_level_keywords": ["Unix", "Google"]}`}
+		case "select":
+			return llmtest.Reply{Content: "1"}
+		}
+		if r.LogProbs {
+			return llmtest.Reply{Tokens: llmtest.Tokens("Go [1].", -0.01)}
+		}
+		return llmtest.Reply{Content: "Go [1]."}
+	})
+	t.Cleanup(srv.Close)
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+
+	tests := []struct {
+		name  string
+		hang  string // request kinds, joined by "-"
+		flags []string
+		want  string // what the message says the query waited for
+		tries string // "after 1 attempt" when empty
+	}{
+		{name: "mix", hang: "keywords-answer", want: "the keywords"},
+		{name: "mix/answer", hang: "answer", want: "the answer"},
+		{name: "local", hang: "keywords", flags: []string{"--mode", "local"}, want: "the keywords"},
+		{name: "global", hang: "keywords", flags: []string{"--mode", "global"}, want: "the keywords"},
+		{name: "hybrid", hang: "keywords", flags: []string{"--mode", "hybrid"}, want: "the keywords"},
+		{name: "naive", hang: "answer", flags: []string{"--mode", "naive"}, want: "the answer"},
+		{name: "logic", hang: "plan-keywords-answer", flags: []string{"--mode", "logic"}, want: "the logic form"},
+		{name: "logic/precheck", hang: "precheck", flags: []string{"--mode", "logic"}, want: "the logic form's pre-check"},
+		{name: "logic/answer", hang: "answer", flags: []string{"--mode", "logic"}, want: "the answer"},
+		{name: "path", hang: "answer", flags: []string{"--mode", "path"}, want: "the answer"},
+		{name: "path/llm", hang: "select", flags: []string{"--mode", "path", "--paths", "se=ppr,pf=beam:bm25,pr=llm"}, want: "the choice of paths"},
+		{name: "mix/integrate", hang: "graphrag-llm_only", flags: []string{"--integrate", "logits"}, want: "the answer and the model-only answer", tries: "2 calls side by side"},
+		{name: "path/integrate", hang: "graphrag-llm_only", flags: []string{"--mode", "path", "--integrate", "logits"}, want: "the answer and the model-only answer", tries: "2 calls side by side"},
+	}
+	for _, tt := range tests {
+		for _, asJSON := range []bool{false, true} {
+			name := tt.name
+			if asJSON {
+				name += "/json"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				model := "openai:" + tt.hang
+				args := append([]string{"--store", db, "--config", "", "--llm", model, "--llm-cache", "off", "--deadline", "2s"}, tt.flags...)
+				if asJSON {
+					args = append(args, "--json")
+				}
+				start := time.Now()
+				out, errs, err := run(t, append(args, goQuestion)...)
+				took := time.Since(start)
+				if code := cli.ExitCode(err); code != 1 {
+					t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+				}
+				tries := tt.tries
+				if tries == "" {
+					tries = "after 1 attempt"
+				}
+				want := "query: deadline of 2s reached while waiting for " + tt.want + " from " + model + " (" + tries + "; raise --deadline, or 0 for none)\n"
+				if !strings.HasSuffix(errs, want) {
+					t.Errorf("stderr does not end with %q:\n%s", want, errs)
+				}
+				for _, noise := range []string{"sqlite", "context deadline exceeded", "canceled", "network error"} {
+					if strings.Contains(errs, noise) {
+						t.Errorf("stderr says %q:\n%s", noise, errs)
+					}
+				}
+				if asJSON && out != "" {
+					t.Errorf("--json printed a document:\n%s", out)
+				}
+				// Generous: the bound is the deadline.
+				if took > 10*time.Second {
+					t.Errorf("took %s with --deadline 2s", took)
+				}
+			})
+		}
+	}
+}
+
+// TestDeadlineErrorNamesTheStep: the deadline's message names the model
+// calls it cut, else the step; an error that is only the expired context
+// seen from inside (a store read) is left out, any other is kept.
+func TestDeadlineErrorNamesTheStep(t *testing.T) {
+	storeErr := fmt.Errorf("entity lookup: sqlite store /tmp/g.db: entities: %w", context.DeadlineExceeded)
+	tests := []struct {
+		name  string
+		model string
+		calls []string // model calls the deadline cut
+		step  string
+		err   error
+		want  string
+	}{
+		{name: "cut call", model: "openai:m", calls: []string{"keywords"}, step: "retrieval", err: storeErr,
+			want: "deadline of 2s reached while waiting for the keywords from openai:m (after 0 attempts; raise --deadline, or 0 for none)"},
+		{name: "two cut calls", model: "openai:m", calls: []string{"model-only answer", "answer"}, step: "integration", err: storeErr,
+			want: "deadline of 2s reached while waiting for the answer and the model-only answer from openai:m (2 calls side by side; raise --deadline, or 0 for none)"},
+		{name: "store read", model: "openai:m", step: "retrieval", err: storeErr,
+			want: "deadline of 2s reached during retrieval (raise --deadline, or 0 for none)"},
+		{name: "other error", step: "context assembly", err: errors.New("no tokenizer"),
+			want: "deadline of 2s reached during context assembly (raise --deadline, or 0 for none): no tokenizer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &progress{model: tt.model, step: tt.step, expired: func() bool { return true }}
+			for _, c := range tt.calls {
+				p.call(c)()
+			}
+			err := p.deadlineError(2*time.Second, &llm.Usage{}, tt.err)
+			if err.Error() != tt.want {
+				t.Errorf("got  %q\nwant %q", err, tt.want)
+			}
+			if !errors.Is(err, tt.err) {
+				t.Errorf("%v does not unwrap to %v", err, tt.err)
 			}
 		})
 	}
