@@ -183,12 +183,11 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 
 // streamAnswer streams the model's cited answer, then the sources it cites.
 func streamAnswer(ctx context.Context, model llms.Model, c *retrieve.Context, w io.Writer) error {
-	a, err := retrieve.Answer(ctx, model, c, w)
+	out := &lineWriter{w: w}
+	a, err := retrieve.Answer(ctx, model, c, out)
+	out.endLine()
 	if err != nil {
-		return err
-	}
-	if !strings.HasSuffix(a.Text, "\n") {
-		fmt.Fprintln(w)
+		return out.cut(err)
 	}
 	printSources(w, a.Cited())
 	return nil

@@ -426,6 +426,8 @@ func TestDeadlineErrorNamesTheStep(t *testing.T) {
 			want: "deadline of 2s reached while waiting for the keywords from openai:m (after 0 attempts; raise --deadline, or 0 for none)"},
 		{name: "two cut calls", model: "openai:m", calls: []string{"model-only answer", "answer"}, step: "integration", err: storeErr,
 			want: "deadline of 2s reached while waiting for the answer and the model-only answer from openai:m (2 calls side by side; raise --deadline, or 0 for none)"},
+		{name: "answer cut mid-stream", model: "openai:m", calls: []string{"answer"}, step: "answer", err: &cutAnswer{n: 24, err: storeErr},
+			want: "deadline of 2s reached while waiting for the answer from openai:m (after 0 attempts; raise --deadline, or 0 for none): the answer printed above is incomplete (24 bytes)"},
 		{name: "store read", model: "openai:m", step: "retrieval", err: storeErr,
 			want: "deadline of 2s reached during retrieval (raise --deadline, or 0 for none)"},
 		{name: "other error", step: "context assembly", err: errors.New("no tokenizer"),
@@ -445,5 +447,62 @@ func TestDeadlineErrorNamesTheStep(t *testing.T) {
 				t.Errorf("%v does not unwrap to %v", err, tt.err)
 			}
 		})
+	}
+}
+
+// TestQueryStreamCut: an answer whose stream breaks off after it began
+// (the connection dropped, or the body ending before the model finished)
+// fails the query at once, in every mode that streams, and says that the
+// part printed is not the whole answer; that part stays on stdout, with
+// no sources under it.
+func TestQueryStreamCut(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	const answer = "Alan Turing led the work on Enigma at Bletchley Park [1]."
+	for _, abort := range []bool{true, false} {
+		for _, mode := range []string{"mix", "naive", "hybrid", "logic", "path"} {
+			name := mode + "/body ends"
+			why := "the answer stream ended after 24 bytes, before the model finished"
+			if abort {
+				name = mode + "/connection dropped"
+				why = "answer stream broke after it began"
+			}
+			t.Run(name, func(t *testing.T) {
+				srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+					switch requestKind(r) {
+					case "plan":
+						return llmtest.Reply{Content: goPlan}
+					case "precheck":
+						return llmtest.Reply{Content: "YES"}
+					case "keywords":
+						return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+					}
+					// Three 8-byte events, then the cut.
+					return llmtest.Reply{Content: answer, Cut: 3, Abort: abort}
+				})
+				t.Cleanup(srv.Close)
+				t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+				t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+				start := time.Now()
+				out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--mode", mode,
+					"Who broke Enigma messages at Bletchley Park?")
+				took := time.Since(start)
+				if code := cli.ExitCode(err); code != 1 {
+					t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+				}
+				if !strings.Contains(out, "Alan Turing led the work\n") || strings.Contains(out, "Sources:") {
+					t.Errorf("stdout should keep the 24 bytes printed, on a line of their own, and list no sources:\n%s", out)
+				}
+				for _, want := range []string{"query: the answer printed above is incomplete: it broke off after 24 bytes: ", why} {
+					if !strings.Contains(errs, want) {
+						t.Errorf("stderr lacks %q:\n%s", want, errs)
+					}
+				}
+				// Generous: a cut stream is not waited on, nor retried.
+				if took > 10*time.Second {
+					t.Errorf("took %s", took)
+				}
+			})
+		}
 	}
 }

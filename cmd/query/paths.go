@@ -248,7 +248,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		_, err := retrieve.Generate(ctx, model, msgs, out)
 		out.endLine()
 		if err != nil {
-			return fmt.Errorf("answer: %w", err)
+			return out.cut(fmt.Errorf("answer: %w", err))
 		}
 	}
 	return nil

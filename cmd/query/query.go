@@ -305,6 +305,16 @@ func (p *progress) call(what string) (end func()) {
 // when it is only the deadline seen from inside: it would hide which step
 // ran out.
 func (p *progress) deadlineError(d time.Duration, u *llm.Usage, err error) error {
+	e := p.stepError(d, u, err)
+	var cut *cutAnswer
+	if sd, ok := e.(*stepDeadline); ok && errors.As(err, &cut) {
+		// The message replaces the stream's error, but not its news.
+		sd.msg += fmt.Sprintf(": the answer printed above is incomplete (%d bytes)", cut.n)
+	}
+	return e
+}
+
+func (p *progress) stepError(d time.Duration, u *llm.Usage, err error) error {
 	p.mu.Lock()
 	step, model := p.step, p.model
 	var waitingFor []string
@@ -461,7 +471,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	a, err := retrieve.Answer(ctx, model, c, out)
 	out.endLine()
 	if err != nil {
-		return err
+		return out.cut(err)
 	}
 	fmt.Fprintln(io.Out, "\nSources:")
 	for _, s := range a.Cited() {
@@ -504,17 +514,21 @@ func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags,
 
 // lineWriter passes a streamed answer through and remembers whether it
 // left a line open, so the next output (sources, or an error on stderr
-// after a partial answer) starts on a line of its own.
+// after a partial answer) starts on a line of its own, and how much of the
+// answer it printed, so that an answer that breaks off says so.
 type lineWriter struct {
 	w    io.Writer
 	open bool
+	n    int
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	if len(p) > 0 {
 		l.open = p[len(p)-1] != '\n'
 	}
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.n += n
+	return n, err
 }
 
 func (l *lineWriter) endLine() {
@@ -523,6 +537,28 @@ func (l *lineWriter) endLine() {
 		l.open = false
 	}
 }
+
+// cut is err, the failure of a streamed answer, saying that what was
+// printed of it is not the whole answer when some of it was.
+func (l *lineWriter) cut(err error) error {
+	if err == nil || l.n == 0 {
+		return err
+	}
+	return &cutAnswer{n: l.n, err: err}
+}
+
+// cutAnswer is a streamed answer that failed after part of it was printed:
+// a user reading the screen must not take that part for the answer.
+type cutAnswer struct {
+	n   int
+	err error
+}
+
+func (e *cutAnswer) Error() string {
+	return fmt.Sprintf("the answer printed above is incomplete: it broke off after %d bytes: %v", e.n, e.err)
+}
+
+func (e *cutAnswer) Unwrap() error { return e.err }
 
 func validMode(m string) bool {
 	return slices.Contains(retrieve.Modes(), m)
