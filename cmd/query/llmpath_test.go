@@ -506,3 +506,54 @@ func TestQueryStreamCut(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryShowsRetries: a model call that fails once and then answers is
+// retried, and the retry is shown on stderr, once, with its reason and
+// wait; the answer comes back.
+func TestQueryShowsRetries(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	tests := []struct {
+		name  string
+		fail  llmtest.Reply
+		flags []string
+		want  string // the retry line, a regexp
+	}{
+		{name: "500", fail: llmtest.Reply{Status: http.StatusInternalServerError, Error: "upstream overloaded"}, flags: []string{"--mode", "naive"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 500, attempt 1, wait \d+(\.\d+)?m?s, error [^\n]*upstream overloaded\)\n`},
+		{name: "500/keywords", fail: llmtest.Reply{Status: http.StatusInternalServerError, Error: "upstream overloaded"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 500, attempt 1, wait \d+(\.\d+)?m?s, error [^\n]*upstream overloaded\)\n`},
+		{name: "500/json", fail: llmtest.Reply{Status: http.StatusInternalServerError, Error: "upstream overloaded"}, flags: []string{"--mode", "naive", "--json"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 500, attempt 1, wait \d+(\.\d+)?m?s, error [^\n]*upstream overloaded\)\n`},
+		{name: "429 retry-after", fail: llmtest.Reply{Status: http.StatusTooManyRequests, Error: "slow down", RetryAfter: "1"}, flags: []string{"--mode", "naive"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 429, attempt 1, wait 1\.\d+s, error [^\n]*slow down\)\n`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var failed atomic.Bool
+			srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+				if failed.CompareAndSwap(false, true) {
+					return tt.fail
+				}
+				if requestKind(r) == "keywords" {
+					return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+				}
+				return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+			})
+			t.Cleanup(srv.Close)
+			t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+			t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+			args := append([]string{"--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off"}, tt.flags...)
+			out, errs, err := run(t, append(args, "Who broke Enigma messages at Bletchley Park?")...)
+			if err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errs)
+			}
+			if n := len(regexp.MustCompile(tt.want).FindAllString(errs, -1)); n != 1 || strings.Count(errs, "retrying") != 1 {
+				t.Errorf("%d retry lines matching %s, want 1:\n%s", n, tt.want, errs)
+			}
+			if !strings.Contains(out, "Alan Turing led") {
+				t.Errorf("no answer:\n%s", out)
+			}
+		})
+	}
+}
