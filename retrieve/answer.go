@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/retrieve/internal/calls"
 )
 
 // AnswerResult is a model's answer with the sources it was given.
@@ -68,7 +70,9 @@ func Generate(ctx context.Context, model llms.Model, msgs []llms.MessageContent,
 			return err
 		}))
 	}
+	end := calls.Start(ctx, "answer")
 	resp, err := model.GenerateContent(ctx, msgs, opts...)
+	end()
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"docgraph/retrieve/internal/calls"
 )
 
 // CypherRunner is what text-to-Cypher needs of a store: running a query in
@@ -66,7 +68,9 @@ func extractQuery(answer string) string {
 
 // GenerateCypher asks the model for a query answering question and checks it.
 func GenerateCypher(ctx context.Context, model llms.Model, question string, limit int) (string, error) {
+	end := calls.Start(ctx, "Cypher query")
 	answer, err := llms.GenerateFromSinglePrompt(ctx, model, fmt.Sprintf(cypherPrompt, cypherSchema, question), llms.WithTemperature(0))
+	end()
 	if err != nil {
 		return "", fmt.Errorf("text to cypher: %w", err)
 	}

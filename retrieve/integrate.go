@@ -15,6 +15,7 @@ import (
 	"docgraph/graphbuild"
 	"docgraph/llm"
 	"docgraph/prompts"
+	"docgraph/retrieve/internal/calls"
 )
 
 // GraphRAG-FI's integration (paper 003, section 4.2, equations 4-6): the
@@ -125,7 +126,7 @@ func Integrate(ctx context.Context, model llms.Model, graphrag []llms.MessageCon
 	}
 	opts := []llms.CallOption{llms.WithTemperature(0)}
 	if !supported {
-		g, _, err := generate(ctx, model, graphrag, opts)
+		g, _, err := generate(ctx, model, "answer", graphrag, opts)
 		if err != nil {
 			return nil, fmt.Errorf("integrate: graphrag answer: %w", err)
 		}
@@ -144,11 +145,11 @@ func Integrate(ctx context.Context, model llms.Model, graphrag []llms.MessageCon
 	)
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() (err error) {
-		gText, gTok, err = generate(ectx, model, graphrag, opts)
+		gText, gTok, err = generate(ectx, model, "answer", graphrag, opts)
 		return wrap("integrate: graphrag answer", err)
 	})
 	eg.Go(func() (err error) {
-		lText, lTok, err = generate(ectx, model, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, only)}, opts)
+		lText, lTok, err = generate(ectx, model, "model-only answer", []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, only)}, opts)
 		return wrap("integrate: llm-only answer", err)
 	})
 	if err := eg.Wait(); err != nil {
@@ -226,10 +227,12 @@ func (f Final) Line() string {
 	return b.String()
 }
 
-// generate makes one call and returns the answer with its token
-// log-probabilities (nil when there are none).
-func generate(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (string, []llm.TokenLogProb, error) {
+// generate makes one call, asking for what (calls.Start), and returns
+// the answer with its token log-probabilities (nil when there are none).
+func generate(ctx context.Context, model llms.Model, what string, msgs []llms.MessageContent, opts []llms.CallOption) (string, []llm.TokenLogProb, error) {
+	end := calls.Start(ctx, what)
 	resp, err := model.GenerateContent(ctx, msgs, opts...)
+	end()
 	if err != nil {
 		return "", nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"docgraph/graphbuild"
 	"docgraph/ner"
 	"docgraph/prompts"
+	"docgraph/retrieve/internal/calls"
 	"docgraph/store"
 )
 
@@ -48,7 +49,9 @@ func ExtractKeywords(ctx context.Context, model llms.Model, m Mentioner, questio
 	if err != nil {
 		return OfflineKeywords(m, question), err
 	}
+	end := calls.Start(ctx, "keywords")
 	answer, err := llms.GenerateFromSinglePrompt(ctx, model, prompt, llms.WithTemperature(0), llms.WithJSONMode())
+	end()
 	if err != nil {
 		return OfflineKeywords(m, question), fmt.Errorf("keywords: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"docgraph/graphbuild"
 	"docgraph/prompts"
+	"docgraph/retrieve/internal/calls"
 )
 
 // Logic-form retrieval, HuixiangDou2's Algorithm 1 (paper 001, section
@@ -378,6 +379,7 @@ func (r *Retriever) logic(ctx context.Context, res *Result) error {
 		return err
 	}
 	if err := st.time("decompose", func() (err error) {
+		defer calls.Start(ctx, "logic form")()
 		trace.Plan, err = llms.GenerateFromSinglePrompt(ctx, r.model, prompt, llms.WithTemperature(0), llms.WithJSONMode())
 		return err
 	}); err != nil {

@@ -10,6 +10,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -78,16 +79,25 @@ func (res *Result) warn(w string) {
 
 // embedOrWarn embeds text for the vector paths. An embedder that fails
 // while ctx is still live (an endpoint answering 500, a refused
-// connection) costs those paths, not the query: the vector is nil, the
-// warning names the embedder, and the offline paths (full-text, graph)
-// answer alone. A canceled or expired ctx is still an error.
+// connection) or does not answer within EmbedWait costs those paths, not
+// the query: the vector is nil, the warning names the embedder, and the
+// offline paths (full-text, graph) answer alone. A canceled or expired
+// ctx is still an error.
 func embedOrWarn(ctx context.Context, emb embedstore.Embedder, text string) (vec []float32, warning string, err error) {
-	vec, err = emb.EmbedQuery(ctx, text)
+	err = WithinEmbedWait(ctx, func(ctx context.Context) (err error) {
+		vec, err = emb.EmbedQuery(ctx, text)
+		return err
+	})
+	var slow *EmbedWaitError
 	switch {
 	case err == nil:
 		return vec, "", nil
 	case ctx.Err() != nil:
 		return nil, "", err
+	case errors.As(err, &slow):
+		// What the client said when the wait cut it (canceled, a network
+		// error) would only blur that the embedder is silent.
+		return nil, fmt.Sprintf("embedder %s did not answer within %s, so vector search is skipped and full-text and graph search answer alone", emb.Name(), roundWait(slow.Wait)), nil
 	}
 	return nil, fmt.Sprintf("embedder %s failed, so vector search is skipped and full-text and graph search answer alone: %v", emb.Name(), err), nil
 }

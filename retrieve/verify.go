@@ -8,6 +8,7 @@ import (
 
 	"docgraph/ner"
 	"docgraph/prompts"
+	"docgraph/retrieve/internal/calls"
 )
 
 // HuixiangDou2's pre-check verifier (paper 001, Algorithm 3 and Table 7)
@@ -103,7 +104,9 @@ func (r *Retriever) precheck(ctx context.Context, res *Result, c *Context) (*Pre
 	if err != nil {
 		return nil, err
 	}
+	end := calls.Start(ctx, "logic form's pre-check")
 	reply, err := llms.GenerateFromSinglePrompt(ctx, r.model, prompt, llms.WithTemperature(0))
+	end()
 	if err != nil {
 		return nil, fmt.Errorf("logic form: pre-check: %w", err)
 	}

@@ -141,6 +141,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	}
 	defer s.close()
 	start := time.Now()
+	at(ctx, "logic-form retrieval")
 	out, err := s.r.PrepareLogic(ctx, opts.Question, retrieve.AnswerSetup{Tokens: s.tok, Budget: opts.Retrieval.budget(), ResponseType: opts.Retrieval.ResponseType})
 	if err != nil {
 		return err
@@ -149,6 +150,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if out.AnsweredBy != retrieve.ModeLogic {
 		verdict = "answered by mix: " + out.Reason
 	}
+	at(ctx, "answer")
 	switch {
 	case opts.ContextOnly:
 		fmt.Fprintf(io.Err, "query: %s\n", verdict)
@@ -181,12 +183,11 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 
 // streamAnswer streams the model's cited answer, then the sources it cites.
 func streamAnswer(ctx context.Context, model llms.Model, c *retrieve.Context, w io.Writer) error {
-	a, err := retrieve.Answer(ctx, model, c, w)
+	out := &lineWriter{w: w}
+	a, err := retrieve.Answer(ctx, model, c, out)
+	out.endLine()
 	if err != nil {
-		return err
-	}
-	if !strings.HasSuffix(a.Text, "\n") {
-		fmt.Fprintln(w)
+		return out.cut(err)
 	}
 	printSources(w, a.Cited())
 	return nil
@@ -218,6 +219,7 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	}
 	defer s.close()
 	start := time.Now()
+	at(ctx, "retrieval")
 	res, err := s.r.Retrieve(ctx, opts.Question, retrieve.ModeMix)
 	if err != nil {
 		return err
@@ -235,6 +237,7 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 		return err
 	}
 	t := time.Now()
+	at(ctx, "integration")
 	in, err := retrieve.Integrate(ctx, s.model, msgs, opts.Question, opts.Answer.options())
 	if err != nil {
 		return err
@@ -314,6 +317,7 @@ func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retriev
 func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
 	passages []retrieve.Passage, sources map[string]pathSource, priority, additional []paths.Path) error {
 	t := time.Now()
+	at(ctx, "integration")
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
 	in, err := retrieve.Integrate(ctx, model, msgs, opts.Question, opts.Answer.options())
 	if err != nil {

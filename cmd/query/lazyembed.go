@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"docgraph/embedstore"
 	"docgraph/llm"
 	"docgraph/pipeline"
+	"docgraph/retrieve"
 	"docgraph/store"
 )
 
@@ -16,9 +18,16 @@ import (
 // dimension probe is a call like any other) and the store records the
 // same embedder, the query still runs: a retryingEmbedder stands in with
 // the store's dimension, fails each embedding until the endpoint answers,
-// and retrieval answers from full-text and graph search meanwhile.
+// and retrieval answers from full-text and graph search meanwhile. The
+// probe gets the wait of a query's embedding (retrieve.EmbedWait): an
+// endpoint that never answers must not hold the query to its deadline
+// before retrieval has begun.
 func openQueryEmbedder(ctx context.Context, s pipeline.Settings) (embedstore.Embedder, error) {
-	emb, err := pipeline.OpenEmbedder(ctx, s)
+	var emb embedstore.Embedder
+	err := retrieve.WithinEmbedWait(ctx, func(ctx context.Context) (err error) {
+		emb, err = pipeline.OpenEmbedder(ctx, s)
+		return err
+	})
 	var ce *llm.CallError
 	if err == nil || ctx.Err() != nil || !errors.As(err, &ce) {
 		return emb, err
@@ -27,7 +36,12 @@ func openQueryEmbedder(ctx context.Context, s pipeline.Settings) (embedstore.Emb
 	if herr != nil || held.Dimension <= 0 || (held.Name != s.Embedder && held.Spec() != s.Embedder) {
 		return nil, err
 	}
-	return &retryingEmbedder{s: s, name: held.Name, dim: held.Dimension, err: err}, nil
+	r := &retryingEmbedder{s: s, name: held.Name, dim: held.Dimension, err: err}
+	var slow *retrieve.EmbedWaitError
+	if errors.As(err, &slow) {
+		r.silent(err)
+	}
+	return r, nil
 }
 
 func heldEmbedder(ctx context.Context, s pipeline.Settings) (store.EmbedderInfo, error) {
@@ -51,10 +65,26 @@ type retryingEmbedder struct {
 	mu   sync.Mutex
 	real embedstore.Embedder
 	err  error
+	// An endpoint that did not answer at all is not asked again before
+	// silentUntil: each try would cost a whole embedding wait, and the
+	// embeddings of one query (hybrid makes two) and the queries right
+	// after it would each spend it. silentErr is what they get meanwhile.
+	silentUntil time.Time
+	silentErr   error
 }
+
+// silentRetry is how long an embedding endpoint that did not answer is
+// left alone.
+const silentRetry = 30 * time.Second
 
 func (e *retryingEmbedder) Name() string   { return e.name }
 func (e *retryingEmbedder) Dimension() int { return e.dim }
+
+// silent notes that the endpoint did not answer; e.mu held or e not yet shared.
+func (e *retryingEmbedder) silent(err error) {
+	e.silentUntil = time.Now().Add(silentRetry)
+	e.silentErr = err
+}
 
 func (e *retryingEmbedder) get(ctx context.Context) (embedstore.Embedder, error) {
 	e.mu.Lock()
@@ -69,8 +99,17 @@ func (e *retryingEmbedder) get(ctx context.Context) (embedstore.Embedder, error)
 		e.err = nil
 		return nil, err
 	}
+	if time.Now().Before(e.silentUntil) {
+		return nil, e.silentErr
+	}
+	start := time.Now()
 	emb, err := pipeline.OpenEmbedder(ctx, e.s)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The embedding's wait (or the query) ended the probe: the
+			// endpoint is silent, not failing.
+			e.silent(&retrieve.EmbedWaitError{Wait: time.Since(start), Err: err})
+		}
 		return nil, err
 	}
 	if emb.Dimension() != e.dim {

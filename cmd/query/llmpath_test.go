@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -231,5 +235,325 @@ func TestServeReportsUsagePerRequest(t *testing.T) {
 		if r.Status != http.StatusOK || got != want {
 			t.Errorf("%d: llm_usage %+v, want %+v", r.Status, got, want)
 		}
+	}
+}
+
+// TestQueryEmbedderHangs: an embedder that never answers at query time,
+// whether in the dimension probe (no cache) or in the question's embedding
+// (the probe answered from the cache ingest filled), costs the vector
+// paths after its own wait, a quarter of the time left before --deadline,
+// not the query: one warning says it did not answer within that wait, and
+// the passages and answer come back.
+func TestQueryEmbedderHangs(t *testing.T) {
+	const embedder = "openai:text-embedding-3-small"
+	var embedHangs atomic.Bool
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		switch {
+		case r.IsEmbedding() && embedHangs.Load():
+			return llmtest.Reply{Delay: time.Hour} // until the client leaves
+		case strings.Contains(r.Last(), "high_level_keywords"):
+			return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+		}
+		return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+	})
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestWith(t, db, embedder) // fills the cache beside the store, the probe included
+	embedHangs.Store(true)
+
+	// About a quarter of the 4 s --deadline, less the time the query took
+	// to get to the embedding.
+	warn := regexp.MustCompile(`warning: embedder ` + embedder + ` did not answer within (1s|[5-9]00ms), so vector search is skipped and full-text and graph search answer alone\n`)
+	tests := []struct {
+		name  string
+		flags []string
+		want  string // on stdout
+	}{
+		{name: "probe/mix", flags: []string{"--llm-cache", "off", "--llm", "openai:test-model"}, want: "Alan Turing led"},
+		{name: "probe/naive", flags: []string{"--llm-cache", "off", "--llm", "openai:test-model", "--mode", "naive"}, want: "Alan Turing led"},
+		{name: "probe/hybrid", flags: []string{"--llm-cache", "off", "--llm", "openai:test-model", "--mode", "hybrid"}, want: "Alan Turing led"},
+		{name: "probe/offline", flags: []string{"--llm-cache", "off"}, want: "[1] "},
+		{name: "question/mix", flags: []string{"--llm", "openai:test-model"}, want: "Alan Turing led"},
+		{name: "question/local", flags: []string{"--llm", "openai:test-model", "--mode", "local"}, want: "Alan Turing led"},
+		{name: "question/json", flags: []string{"--llm", "openai:test-model", "--json"}, want: `"passages": [`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// --deadline 4s gives each embedding about 1 s.
+			args := append([]string{"--store", db, "--config", "", "--embedder", embedder, "--deadline", "4s"}, tt.flags...)
+			start := time.Now()
+			out, errs, err := run(t, append(args, "Who broke Enigma messages at Bletchley Park?")...)
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("%v after %s\nstdout:\n%s\nstderr:\n%s", err, took, out, errs)
+			}
+			if n := len(warn.FindAllString(errs, -1)); n != 1 {
+				t.Errorf("%d warnings that the embedder did not answer, want 1:\n%s", n, errs)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("stdout lacks %q:\n%s", tt.want, out)
+			}
+			if strings.Contains(tt.name, "json") && !strings.Contains(out, "did not answer within") {
+				t.Errorf("the warning is not among the JSON warnings:\n%s", out)
+			}
+			// Generous: the waits are 1 s, the query's deadline 4 s.
+			if took > 4*time.Second {
+				t.Errorf("took %s", took)
+			}
+		})
+	}
+}
+
+// TestQueryDeadlineEveryMode: in every mode, a model call that never
+// comes back stops the query at --deadline with a message naming what it
+// waited for (keywords, logic form, pre-check, choice of paths, answer),
+// the model and the attempts, and nothing of what then failed on the
+// expired context (a store read, a fallback).
+func TestQueryDeadlineEveryMode(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	// The model's name says which kinds of request hang (requestKind,
+	// and "select" for the choice of paths), so that one server serves
+	// subtests running side by side.
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		kind := requestKind(r)
+		if strings.Contains(r.Last(), "pick the paths") {
+			kind = "select"
+		}
+		if slices.Contains(strings.Split(r.Model, "-"), kind) {
+			return llmtest.Reply{Delay: time.Hour} // until the client leaves
+		}
+		switch kind {
+		case "plan":
+			return llmtest.Reply{Content: goPlan}
+		case "precheck":
+			return llmtest.Reply{Content: "YES"}
+		case "keywords":
+			return llmtest.Reply{Content: `{"high_level_keywords": ["programming language"], "low_level_keywords": ["Unix", "Google"]}`}
+		case "select":
+			return llmtest.Reply{Content: "1"}
+		}
+		if r.LogProbs {
+			return llmtest.Reply{Tokens: llmtest.Tokens("Go [1].", -0.01)}
+		}
+		return llmtest.Reply{Content: "Go [1]."}
+	})
+	t.Cleanup(srv.Close)
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+
+	tests := []struct {
+		name  string
+		hang  string // request kinds, joined by "-"
+		flags []string
+		want  string // what the message says the query waited for
+		tries string // "after 1 attempt" when empty
+	}{
+		{name: "mix", hang: "keywords-answer", want: "the keywords"},
+		{name: "mix/answer", hang: "answer", want: "the answer"},
+		{name: "local", hang: "keywords", flags: []string{"--mode", "local"}, want: "the keywords"},
+		{name: "global", hang: "keywords", flags: []string{"--mode", "global"}, want: "the keywords"},
+		{name: "hybrid", hang: "keywords", flags: []string{"--mode", "hybrid"}, want: "the keywords"},
+		{name: "naive", hang: "answer", flags: []string{"--mode", "naive"}, want: "the answer"},
+		{name: "logic", hang: "plan-keywords-answer", flags: []string{"--mode", "logic"}, want: "the logic form"},
+		{name: "logic/precheck", hang: "precheck", flags: []string{"--mode", "logic"}, want: "the logic form's pre-check"},
+		{name: "logic/answer", hang: "answer", flags: []string{"--mode", "logic"}, want: "the answer"},
+		{name: "path", hang: "answer", flags: []string{"--mode", "path"}, want: "the answer"},
+		{name: "path/llm", hang: "select", flags: []string{"--mode", "path", "--paths", "se=ppr,pf=beam:bm25,pr=llm"}, want: "the choice of paths"},
+		{name: "mix/integrate", hang: "graphrag-llm_only", flags: []string{"--integrate", "logits"}, want: "the answer and the model-only answer", tries: "2 calls side by side"},
+		{name: "path/integrate", hang: "graphrag-llm_only", flags: []string{"--mode", "path", "--integrate", "logits"}, want: "the answer and the model-only answer", tries: "2 calls side by side"},
+	}
+	for _, tt := range tests {
+		for _, asJSON := range []bool{false, true} {
+			name := tt.name
+			if asJSON {
+				name += "/json"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				model := "openai:" + tt.hang
+				args := append([]string{"--store", db, "--config", "", "--llm", model, "--llm-cache", "off", "--deadline", "2s"}, tt.flags...)
+				if asJSON {
+					args = append(args, "--json")
+				}
+				start := time.Now()
+				out, errs, err := run(t, append(args, goQuestion)...)
+				took := time.Since(start)
+				if code := cli.ExitCode(err); code != 1 {
+					t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+				}
+				tries := tt.tries
+				if tries == "" {
+					tries = "after 1 attempt"
+				}
+				want := "query: deadline of 2s reached while waiting for " + tt.want + " from " + model + " (" + tries + "; raise --deadline, or 0 for none)\n"
+				if !strings.HasSuffix(errs, want) {
+					t.Errorf("stderr does not end with %q:\n%s", want, errs)
+				}
+				for _, noise := range []string{"sqlite", "context deadline exceeded", "canceled", "network error"} {
+					if strings.Contains(errs, noise) {
+						t.Errorf("stderr says %q:\n%s", noise, errs)
+					}
+				}
+				if asJSON && out != "" {
+					t.Errorf("--json printed a document:\n%s", out)
+				}
+				// Generous: the bound is the deadline.
+				if took > 10*time.Second {
+					t.Errorf("took %s with --deadline 2s", took)
+				}
+			})
+		}
+	}
+}
+
+// TestDeadlineErrorNamesTheStep: the deadline's message names the model
+// calls it cut, else the step; an error that is only the expired context
+// seen from inside (a store read) is left out, any other is kept.
+func TestDeadlineErrorNamesTheStep(t *testing.T) {
+	storeErr := fmt.Errorf("entity lookup: sqlite store /tmp/g.db: entities: %w", context.DeadlineExceeded)
+	tests := []struct {
+		name  string
+		model string
+		calls []string // model calls the deadline cut
+		step  string
+		err   error
+		want  string
+	}{
+		{name: "cut call", model: "openai:m", calls: []string{"keywords"}, step: "retrieval", err: storeErr,
+			want: "deadline of 2s reached while waiting for the keywords from openai:m (after 0 attempts; raise --deadline, or 0 for none)"},
+		{name: "two cut calls", model: "openai:m", calls: []string{"model-only answer", "answer"}, step: "integration", err: storeErr,
+			want: "deadline of 2s reached while waiting for the answer and the model-only answer from openai:m (2 calls side by side; raise --deadline, or 0 for none)"},
+		{name: "answer cut mid-stream", model: "openai:m", calls: []string{"answer"}, step: "answer", err: &cutAnswer{n: 24, err: storeErr},
+			want: "deadline of 2s reached while waiting for the answer from openai:m (after 0 attempts; raise --deadline, or 0 for none): the answer printed above is incomplete (24 bytes)"},
+		{name: "store read", model: "openai:m", step: "retrieval", err: storeErr,
+			want: "deadline of 2s reached during retrieval (raise --deadline, or 0 for none)"},
+		{name: "other error", step: "context assembly", err: errors.New("no tokenizer"),
+			want: "deadline of 2s reached during context assembly (raise --deadline, or 0 for none): no tokenizer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &progress{model: tt.model, step: tt.step, expired: func() bool { return true }}
+			for _, c := range tt.calls {
+				p.call(c)()
+			}
+			err := p.deadlineError(2*time.Second, &llm.Usage{}, tt.err)
+			if err.Error() != tt.want {
+				t.Errorf("got  %q\nwant %q", err, tt.want)
+			}
+			if !errors.Is(err, tt.err) {
+				t.Errorf("%v does not unwrap to %v", err, tt.err)
+			}
+		})
+	}
+}
+
+// TestQueryStreamCut: an answer whose stream breaks off after it began
+// (the connection dropped, or the body ending before the model finished)
+// fails the query at once, in every mode that streams, and says that the
+// part printed is not the whole answer; that part stays on stdout, with
+// no sources under it.
+func TestQueryStreamCut(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	const answer = "Alan Turing led the work on Enigma at Bletchley Park [1]."
+	for _, abort := range []bool{true, false} {
+		for _, mode := range []string{"mix", "naive", "hybrid", "logic", "path"} {
+			name := mode + "/body ends"
+			why := "the answer stream ended after 24 bytes, before the model finished"
+			if abort {
+				name = mode + "/connection dropped"
+				why = "answer stream broke after it began"
+			}
+			t.Run(name, func(t *testing.T) {
+				srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+					switch requestKind(r) {
+					case "plan":
+						return llmtest.Reply{Content: goPlan}
+					case "precheck":
+						return llmtest.Reply{Content: "YES"}
+					case "keywords":
+						return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+					}
+					// Three 8-byte events, then the cut.
+					return llmtest.Reply{Content: answer, Cut: 3, Abort: abort}
+				})
+				t.Cleanup(srv.Close)
+				t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+				t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+				start := time.Now()
+				out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--mode", mode,
+					"Who broke Enigma messages at Bletchley Park?")
+				took := time.Since(start)
+				if code := cli.ExitCode(err); code != 1 {
+					t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+				}
+				if !strings.Contains(out, "Alan Turing led the work\n") || strings.Contains(out, "Sources:") {
+					t.Errorf("stdout should keep the 24 bytes printed, on a line of their own, and list no sources:\n%s", out)
+				}
+				for _, want := range []string{"query: the answer printed above is incomplete: it broke off after 24 bytes: ", why} {
+					if !strings.Contains(errs, want) {
+						t.Errorf("stderr lacks %q:\n%s", want, errs)
+					}
+				}
+				// Generous: a cut stream is not waited on, nor retried.
+				if took > 10*time.Second {
+					t.Errorf("took %s", took)
+				}
+			})
+		}
+	}
+}
+
+// TestQueryShowsRetries: a model call that fails once and then answers is
+// retried, and the retry is shown on stderr, once, with its reason and
+// wait; the answer comes back.
+func TestQueryShowsRetries(t *testing.T) {
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestCorpus(t, db)
+	tests := []struct {
+		name  string
+		fail  llmtest.Reply
+		flags []string
+		want  string // the retry line, a regexp
+	}{
+		{name: "500", fail: llmtest.Reply{Status: http.StatusInternalServerError, Error: "upstream overloaded"}, flags: []string{"--mode", "naive"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 500, attempt 1, wait \d+(\.\d+)?m?s, error [^\n]*upstream overloaded\)\n`},
+		{name: "500/keywords", fail: llmtest.Reply{Status: http.StatusInternalServerError, Error: "upstream overloaded"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 500, attempt 1, wait \d+(\.\d+)?m?s, error [^\n]*upstream overloaded\)\n`},
+		{name: "500/json", fail: llmtest.Reply{Status: http.StatusInternalServerError, Error: "upstream overloaded"}, flags: []string{"--mode", "naive", "--json"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 500, attempt 1, wait \d+(\.\d+)?m?s, error [^\n]*upstream overloaded\)\n`},
+		{name: "429 retry-after", fail: llmtest.Reply{Status: http.StatusTooManyRequests, Error: "slow down", RetryAfter: "1"}, flags: []string{"--mode", "naive"},
+			want: `llm: llm call failed, retrying \(provider openai, model test-model, reason HTTP 429, attempt 1, wait 1\.\d+s, error [^\n]*slow down\)\n`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var failed atomic.Bool
+			srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+				if failed.CompareAndSwap(false, true) {
+					return tt.fail
+				}
+				if requestKind(r) == "keywords" {
+					return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+				}
+				return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+			})
+			t.Cleanup(srv.Close)
+			t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+			t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+			args := append([]string{"--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off"}, tt.flags...)
+			out, errs, err := run(t, append(args, "Who broke Enigma messages at Bletchley Park?")...)
+			if err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errs)
+			}
+			if n := len(regexp.MustCompile(tt.want).FindAllString(errs, -1)); n != 1 || strings.Count(errs, "retrying") != 1 {
+				t.Errorf("%d retry lines matching %s, want 1:\n%s", n, tt.want, errs)
+			}
+			if !strings.Contains(out, "Alan Turing led") {
+				t.Errorf("no answer:\n%s", out)
+			}
+		})
 	}
 }

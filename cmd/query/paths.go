@@ -184,6 +184,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return fmt.Errorf("store %s cannot hand over its graph for path retrieval", store.Redact(opts.Settings.Store))
 	}
 	start := time.Now()
+	at(ctx, "loading the graph")
 	kg, err := paths.LoadKG(ctx, scanner)
 	if err != nil {
 		return err
@@ -197,6 +198,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if err != nil {
 		return err
 	}
+	at(ctx, "path retrieval")
 	seeds, err := pathSeeds(ctx, kg, st, f.Seeds, opts.Question)
 	if err != nil {
 		return err
@@ -218,6 +220,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		fmt.Fprint(io.Out, prompt)
 		return nil
 	}
+	at(ctx, "reading the paths' passages")
 	passages, sources, err := pathPassages(ctx, st, res)
 	if err != nil {
 		return err
@@ -226,6 +229,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return integratePaths(ctx, opts, io, model, res, prompt, passages, sources, priority, additional)
 	}
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
+	at(ctx, "answer")
 	if opts.JSON {
 		out := pathResponse(res, passages)
 		if model != nil && len(res.Paths) > 0 {
@@ -244,7 +248,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		_, err := retrieve.Generate(ctx, model, msgs, out)
 		out.endLine()
 		if err != nil {
-			return fmt.Errorf("answer: %w", err)
+			return out.cut(fmt.Errorf("answer: %w", err))
 		}
 	}
 	return nil

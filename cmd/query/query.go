@@ -250,46 +250,106 @@ func (e deadline) Error() string {
 	return fmt.Sprintf("no result within --deadline %s (raise it, or 0 for none)", e.d)
 }
 
-// progress is the step a query is at, so that a query whose deadline ran
-// out can say what it was waiting for.
+// progress is the step a query is at and the model calls it waits for,
+// so that a query whose deadline ran out can say what it was waiting for.
 type progress struct {
 	mu    sync.Mutex
-	step  string // "retrieval", "answer"
+	step  string // "opening the store and models", "retrieval", "answer"
 	model string // the chat model's spec, "" without one
+	// asking is what the model calls in flight ask for (retrieve's
+	// ModelCallHook), cut what those that ended after the deadline did.
+	asking, cut []string
+	expired     func() bool // the query's deadline has passed
 }
 
-func (p *progress) at(step string) {
+type progressKey struct{}
+
+// withProgress has at and the model calls of retrieve report to p.
+func withProgress(ctx context.Context, p *progress) context.Context {
+	ctx = context.WithValue(ctx, progressKey{}, p)
+	return retrieve.WithModelCallHook(ctx, p.call)
+}
+
+// at notes the step the query under ctx has reached (nothing without
+// withProgress).
+func at(ctx context.Context, step string) {
+	if p, ok := ctx.Value(progressKey{}).(*progress); ok {
+		p.mu.Lock()
+		p.step = step
+		p.mu.Unlock()
+	}
+}
+
+// call is the ModelCallHook: it keeps what the calls in flight ask for.
+func (p *progress) call(what string) (end func()) {
 	p.mu.Lock()
-	p.step = step
+	p.asking = append(p.asking, what)
 	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if i := slices.Index(p.asking, what); i >= 0 {
+			p.asking = slices.Delete(p.asking, i, i+1)
+		}
+		// The call has ended by the time the deadline's error is read, so
+		// the calls the deadline cut are kept apart.
+		if p.expired != nil && p.expired() && !slices.Contains(p.cut, what) {
+			p.cut = append(p.cut, what)
+		}
+	}
 }
 
-// deadlineError says which step the deadline d ran out in: the model call
-// in flight, with its attempts so far, or the step itself.
+// deadlineError says which step the deadline d ran out in: the model
+// calls in flight, with the attempts so far, or the step itself. What
+// failed on the expired context (a store read, a fallback) is left out
+// when it is only the deadline seen from inside: it would hide which step
+// ran out.
 func (p *progress) deadlineError(d time.Duration, u *llm.Usage, err error) error {
+	e := p.stepError(d, u, err)
+	var cut *cutAnswer
+	if sd, ok := e.(*stepDeadline); ok && errors.As(err, &cut) {
+		// The message replaces the stream's error, but not its news.
+		sd.msg += fmt.Sprintf(": the answer printed above is incomplete (%d bytes)", cut.n)
+	}
+	return e
+}
+
+func (p *progress) stepError(d time.Duration, u *llm.Usage, err error) error {
 	p.mu.Lock()
 	step, model := p.step, p.model
+	var waitingFor []string
+	for _, w := range append(slices.Clone(p.cut), p.asking...) {
+		if !slices.Contains(waitingFor, w) {
+			waitingFor = append(waitingFor, w)
+		}
+	}
 	p.mu.Unlock()
+	slices.Sort(waitingFor) // calls side by side end in any order
 	const raise = "raise --deadline, or 0 for none"
 	waiting, attempts := u.Waiting()
 	switch {
+	case len(waitingFor) > 0 && model != "":
+		// llm.Usage counts the attempts of the latest call: of two side
+		// by side, that count would mix both.
+		tries := "after " + plural(attempts, "attempt")
+		if len(waitingFor) > 1 {
+			tries = fmt.Sprintf("%d calls side by side", len(waitingFor))
+		}
+		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached while waiting for the %s from %s (%s; %s)",
+			d, strings.Join(waitingFor, " and the "), cli.Escape(model), tries, raise)}
 	case step == "":
 		return fmt.Errorf("deadline of %s reached (%s): %w", d, raise, err)
 	case waiting && model != "":
-		noun := "answer"
-		if step == "retrieval" {
-			noun = "keywords"
-		}
-		// What failed after the model call was cut (a store read on the
-		// expired context) would only hide which step ran out.
-		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached while waiting for the %s from %s (after %s; %s)",
-			d, noun, cli.Escape(model), plural(attempts, "attempt"), raise)}
+		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached during %s while waiting for %s (after %s; %s)",
+			d, step, cli.Escape(model), plural(attempts, "attempt"), raise)}
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached during %s (%s)", d, step, raise)}
 	}
 	return fmt.Errorf("deadline of %s reached during %s (%s): %w", d, step, raise, err)
 }
 
-// stepDeadline is a query stopped by its deadline while it waited for a
-// model: its message names the wait, and it still unwraps to the error.
+// stepDeadline is a query stopped by its deadline: its message names the
+// step or the wait, and it still unwraps to the error.
 type stepDeadline struct {
 	msg string
 	err error
@@ -319,6 +379,10 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, opts.Deadline, deadline{opts.Deadline})
 		defer cancel()
+		expiring := ctx
+		prog.expired = func() bool { return expiring.Err() != nil }
+		ctx = withProgress(ctx, prog)
+		at(ctx, "opening the store and models")
 		defer func() {
 			var d deadline
 			if err != nil && errors.As(context.Cause(ctx), &d) {
@@ -351,7 +415,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 
 	start := time.Now()
 	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
-	prog.at("retrieval")
+	at(ctx, "retrieval")
 	res, err := r.Retrieve(ctx, opts.Question, opts.Mode)
 	if err != nil {
 		return err
@@ -364,7 +428,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		return lt.err
 	}
 	tok := lt.tok
-	prog.at("context assembly")
+	at(ctx, "context assembly")
 	t := time.Now()
 	c, err := retrieve.Assemble(res, tok, opts.Retrieval.budget(), opts.Retrieval.ResponseType)
 	if err != nil {
@@ -379,7 +443,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	case opts.JSON:
 		out := newResponse(res, c)
 		if model != nil && len(res.Passages) > 0 {
-			prog.at("answer")
+			at(ctx, "answer")
 			t := time.Now()
 			a, err := retrieve.Answer(ctx, model, c, nil)
 			if err != nil {
@@ -403,11 +467,11 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		return nil
 	}
 	out := &lineWriter{w: io.Out}
-	prog.at("answer")
+	at(ctx, "answer")
 	a, err := retrieve.Answer(ctx, model, c, out)
 	out.endLine()
 	if err != nil {
-		return err
+		return out.cut(err)
 	}
 	fmt.Fprintln(io.Out, "\nSources:")
 	for _, s := range a.Cited() {
@@ -452,17 +516,21 @@ func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags,
 
 // lineWriter passes a streamed answer through and remembers whether it
 // left a line open, so the next output (sources, or an error on stderr
-// after a partial answer) starts on a line of its own.
+// after a partial answer) starts on a line of its own, and how much of the
+// answer it printed, so that an answer that breaks off says so.
 type lineWriter struct {
 	w    io.Writer
 	open bool
+	n    int
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	if len(p) > 0 {
 		l.open = p[len(p)-1] != '\n'
 	}
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.n += n
+	return n, err
 }
 
 func (l *lineWriter) endLine() {
@@ -471,6 +539,28 @@ func (l *lineWriter) endLine() {
 		l.open = false
 	}
 }
+
+// cut is err, the failure of a streamed answer, saying that what was
+// printed of it is not the whole answer when some of it was.
+func (l *lineWriter) cut(err error) error {
+	if err == nil || l.n == 0 {
+		return err
+	}
+	return &cutAnswer{n: l.n, err: err}
+}
+
+// cutAnswer is a streamed answer that failed after part of it was printed:
+// a user reading the screen must not take that part for the answer.
+type cutAnswer struct {
+	n   int
+	err error
+}
+
+func (e *cutAnswer) Error() string {
+	return fmt.Sprintf("the answer printed above is incomplete: it broke off after %d bytes: %v", e.n, e.err)
+}
+
+func (e *cutAnswer) Unwrap() error { return e.err }
 
 func validMode(m string) bool {
 	return slices.Contains(retrieve.Modes(), m)

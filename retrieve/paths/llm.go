@@ -12,6 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"docgraph/prompts"
+	"docgraph/retrieve/internal/calls"
 )
 
 // Prompt names this package renders (files in prompts/templates).
@@ -165,7 +166,9 @@ func (s *LLM) choose(ctx context.Context, question string, paths []string, ranke
 	s.mu.Lock()
 	s.stats.Calls++
 	s.mu.Unlock()
+	end := calls.Start(ctx, "choice of paths")
 	answer, err := llms.GenerateFromSinglePrompt(ctx, s.model, prompt, llms.WithTemperature(0))
+	end()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("llm scorer: %w", err)
