@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // waitFor polls c's Waits until ok accepts them or the bound passes.

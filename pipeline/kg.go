@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"docgraph/graphbuild"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // KGFormat is the Document.Format of an imported triple file.
@@ -30,33 +30,6 @@ const kgLinesPerChunk = 64
 
 // maxKGWarnings bounds the malformed-line warnings one import reports.
 const maxKGWarnings = 5
-
-// Triple is one subject|relation|object line of a KG file.
-type Triple struct {
-	Subject, Relation, Object string
-	Line                      int // 1-based
-}
-
-// ParseTriple reads one KG line: subject|relation|object with non-empty
-// fields (surrounding spaces trimmed), or, when the line has no "|", the
-// same three fields separated by tabs. ok is false for anything else.
-func ParseTriple(line string) (t Triple, ok bool) {
-	sep := "|"
-	if !strings.Contains(line, sep) {
-		sep = "\t"
-	}
-	parts := strings.Split(line, sep)
-	if len(parts) != 3 {
-		return Triple{}, false
-	}
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-		if parts[i] == "" {
-			return Triple{}, false
-		}
-	}
-	return Triple{Subject: parts[0], Relation: parts[1], Object: parts[2]}, true
-}
 
 // KGFingerprint names the settings that shape an imported triple file's rows.
 func KGFingerprint(p *Pipeline) string {
@@ -207,7 +180,7 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue
 		}
-		t, ok := ParseTriple(line)
+		t, ok := graphbuild.ParseTriple(line)
 		if !ok {
 			rejected++
 			if len(warnings) < maxKGWarnings {
@@ -238,7 +211,7 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 			w.Relations[i].Weight++
 		} else {
 			cur.rels[rid] = len(w.Relations)
-			words := RelationWords(t.Relation)
+			words := graphbuild.RelationWords(t.Relation)
 			w.Relations = append(w.Relations, store.RelationMention{
 				RelationID: rid, SourceID: src, TargetID: tgt, Type: t.Relation, ChunkID: cid,
 				Keywords: words, Description: t.Subject + " " + words + " " + t.Object, Weight: 1,
@@ -268,28 +241,6 @@ func (p *Pipeline) buildTriples(ctx context.Context, text string, doc store.Docu
 	}
 	w.Document.Chunks = len(w.Chunks)
 	return w, rejected, warnings, nil
-}
-
-// RelationWords spells a relation name as words: "directed_by" and
-// "directedBy" become "directed by".
-func RelationWords(rel string) string {
-	var b strings.Builder
-	prevLower := false
-	for _, r := range rel {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == '/' || r == ' ':
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			prevLower = false
-			continue
-		case r >= 'A' && r <= 'Z' && prevLower:
-			b.WriteByte(' ')
-		}
-		prevLower = r >= 'a' && r <= 'z'
-		b.WriteRune(r)
-	}
-	return strings.ToLower(strings.Join(strings.Fields(b.String()), " "))
 }
 
 func truncateRunes(s string, n int) string {

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 func kgPipeline(t *testing.T) (*pipeline.Pipeline, store.Store) {
@@ -192,41 +192,6 @@ func TestImportTriplesRejectsFilesWithoutTriples(t *testing.T) {
 	}
 	if r := p.ImportTriples(context.Background(), filepath.Join(t.TempDir(), "missing.txt")); r.Outcome != pipeline.Failed {
 		t.Errorf("import of a missing file: %+v", r)
-	}
-}
-
-func TestParseTriple(t *testing.T) {
-	tests := []struct {
-		line string
-		want pipeline.Triple
-		ok   bool
-	}{
-		{"Kismet|directed_by|William Dieterle", pipeline.Triple{Subject: "Kismet", Relation: "directed_by", Object: "William Dieterle"}, true},
-		{" 9/11 | has_tags | 9/11 ", pipeline.Triple{Subject: "9/11", Relation: "has_tags", Object: "9/11"}, true},
-		{"a\tb\tc", pipeline.Triple{Subject: "a", Relation: "b", Object: "c"}, true},
-		{"a|b", pipeline.Triple{}, false},
-		{"a|b|c|d", pipeline.Triple{}, false},
-		{"a||c", pipeline.Triple{}, false},
-	}
-	for _, tt := range tests {
-		got, ok := pipeline.ParseTriple(tt.line)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseTriple(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-func TestRelationWords(t *testing.T) {
-	for in, want := range map[string]string{
-		"directed_by":                           "directed by",
-		"starredActors":                         "starred actors",
-		"film.film.directed_by":                 "film film directed by",
-		"has_imdb_rating":                       "has imdb rating",
-		"people.person.place_of_birth/location": "people person place of birth location",
-	} {
-		if got := pipeline.RelationWords(in); got != want {
-			t.Errorf("RelationWords(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

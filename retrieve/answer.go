@@ -11,7 +11,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
 )
 
 // AnswerResult is a model's answer with the sources it was given.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
 )
 
 // CypherRunner is what text-to-Cypher needs of a store: running a query in

@@ -10,12 +10,12 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/cjk"
-	"docgraph/graphbuild"
-	"docgraph/ner"
-	"docgraph/prompts"
-	"docgraph/retrieve/internal/calls"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cjk"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/prompts"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Keywords are a question's search terms at LightRAG's two levels.

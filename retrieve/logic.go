@@ -11,9 +11,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/graphbuild"
-	"docgraph/prompts"
-	"docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/prompts"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
 )
 
 // Logic-form retrieval, HuixiangDou2's Algorithm 1 (paper 001, section

@@ -3,7 +3,7 @@ package retrieve
 import (
 	"context"
 
-	"docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
 )
 
 // ModelCallHook hears each model call a retrieval or an answer makes

@@ -6,9 +6,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/ner"
-	"docgraph/prompts"
-	"docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/prompts"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
 )
 
 // HuixiangDou2's pre-check verifier (paper 001, Algorithm 3 and Table 7)

@@ -13,11 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/llm"
-	"docgraph/ner"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.
@@ -72,8 +73,9 @@ func execute(ctx context.Context, io streams, args []string) error {
 func newRootCmd(io streams) *cobra.Command {
 	opts := &ingestOptions{}
 	cmd := &cobra.Command{
-		Use:   "ingest [flags] PATH...",
-		Short: "Build or update the knowledge graph from files and folders (txt, md, pdf)",
+		Use:     "ingest [flags] PATH...",
+		Version: docgraph.VersionString(),
+		Short:   "Build or update the knowledge graph from files and folders (txt, md, pdf)",
 		Long: `ingest loads txt, md and pdf files (folders recursively), splits them into
 token-bounded chunks, extracts entities and relations, embeds them and stores
 the graph. Unchanged files are skipped; changed files replace their old version.
@@ -106,6 +108,7 @@ run early, 1 when the run itself failed or the command line was wrong.`,
 	addWatchFlags(fs, opts)
 	addKGFlags(fs, opts)
 	cmd.AddCommand(newStatusCmd(io), newDeleteCmd(io), newShowCmd(io), newExportCmd(io))
+	cmd.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	return cmd
 }
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/docgraph/docgraph"
+	"github.com/docgraph/docgraph/cmd/internal/clitest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func runCmd(t *testing.T, args ...string) (string, string, error) {
@@ -84,5 +86,14 @@ func TestIngestCommandConfigAndEnv(t *testing.T) {
 	_, logs, err := runCmd(t, "--embedder", "hash:64", "a.txt")
 	if err == nil || !strings.Contains(logs, "embedder") {
 		t.Fatalf("a store made with hash/384 must refuse hash/64: %v\n%s", err, logs)
+	}
+}
+
+// TestVersion: --version prints the release and the store schema on
+// stdout, from the real binary (cobra writes it to the process's stdout).
+func TestVersion(t *testing.T) {
+	r := clitest.Run(t, clitest.Command(t, "TestIngestChild", "--version"))
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "ingest "+docgraph.Version) || !strings.Contains(r.Stdout, "store schema: sqlite v3") {
+		t.Errorf("ingest --version: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/llm"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // progress draws a bar on a terminal and plain log lines otherwise: one

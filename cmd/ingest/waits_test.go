@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 const recordAnswer = `("entity"<|>Grace Hopper<|>person<|>A computer scientist.)##` + "\n<|COMPLETE|>"

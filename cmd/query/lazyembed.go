@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/llm"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/store"
 )
 
 // openQueryEmbedder opens s's embedder. When its endpoint fails (the

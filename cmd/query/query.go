@@ -17,13 +17,14 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/embedstore"
-	"docgraph/llm"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.
@@ -146,8 +147,9 @@ const defaultDeadline = 60 * time.Second
 func newRootCmd(io streams) *cobra.Command {
 	opts := &queryOptions{}
 	cmd := &cobra.Command{
-		Use:   `query [flags] "question"`,
-		Short: "Answer a question from the knowledge graph, citing its sources",
+		Use:     `query [flags] "question"`,
+		Version: docgraph.VersionString(),
+		Short:   "Answer a question from the knowledge graph, citing its sources",
 		Long: `query searches the knowledge graph built by ingest. Modes:
 
   mix     (default) multi-path: full-text, vector, entity mentions, 2-hop
@@ -219,6 +221,7 @@ empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
 	opts.Paths.add(fs)
 	opts.Answer.add(fs)
 	cmd.AddCommand(newEvalCmd(io), newServeCmd(io), newMCPCmd(io))
+	cmd.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	return cmd
 }
 

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/docgraph/docgraph"
+	"github.com/docgraph/docgraph/cmd/internal/clitest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func ingestCorpus(t *testing.T, db string) {
@@ -62,5 +64,14 @@ func TestQueryCommandPrintsRankedPassagesWithSources(t *testing.T) {
 	}
 	if len(res.Passages) == 0 || !strings.HasSuffix(res.Passages[0].DocPath, "go-language.md") || res.Timings["total"] <= 0 {
 		t.Fatalf("json result %+v", res)
+	}
+}
+
+// TestVersion: --version prints the release and the store schema on
+// stdout, from the real binary (cobra writes it to the process's stdout).
+func TestVersion(t *testing.T) {
+	r := clitest.Run(t, clitest.Command(t, "TestQueryChild", "--version"))
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "query "+docgraph.Version) || !strings.Contains(r.Stdout, "store schema: sqlite v3") {
+		t.Errorf("query --version: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }

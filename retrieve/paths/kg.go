@@ -10,10 +10,9 @@ import (
 	"sync"
 	"unicode"
 
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/retrieve/graphalg"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/store"
 )
 
 // KG is the knowledge graph held in memory for path retrieval: entities as
@@ -103,7 +102,7 @@ func (b *kgBuilder) edge(relID, typ, keywords string, u, v int32) {
 		t = int32(len(b.kg.types))
 		b.types[typ] = t
 		b.kg.types = append(b.kg.types, typ)
-		words := pipeline.RelationWords(typ)
+		words := graphbuild.RelationWords(typ)
 		if words == "" {
 			words = "related to"
 		}
@@ -192,7 +191,7 @@ func ReadTriples(r io.Reader, opts ...ReadOption) (*KG, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		t, ok := pipeline.ParseTriple(text)
+		t, ok := graphbuild.ParseTriple(text)
 		if !ok {
 			return nil, fmt.Errorf("read triples: line %d: want subject|relation|object, got %q", line, text)
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/prompts"
-	"docgraph/retrieve/internal/calls"
+	"github.com/docgraph/docgraph/prompts"
+	"github.com/docgraph/docgraph/retrieve/internal/calls"
 )
 
 // Prompt names this package renders (files in prompts/templates).

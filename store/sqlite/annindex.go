@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"docgraph/store"
-	"docgraph/store/ann"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/ann"
 )
 
 // Vector search goes through an approximate nearest-neighbour index per

@@ -25,7 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -49,6 +49,10 @@ func init() {
 // of an entity, and ANN index files. A version 2 store is migrated on open
 // by a writer (migrate.go); a reader asks for that.
 const schemaVersion = 3
+
+// SchemaVersion is the layout version this package writes and reads; an
+// older store is migrated by the first writer that opens it.
+const SchemaVersion = schemaVersion
 
 // schema is the whole layout. Every derived row can be rebuilt from the
 // mention tables, which is what makes deletes exact.
