@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Supported says whether files can be mapped here; elsewhere Open fails.
+const Supported = true
+
 // mapFile maps size bytes of f read-only. It is not advised random: the
 // file is compact, so the pages around one a walk reads are likely to be
 // read by it too, and the kernel maps those it holds on the same fault.

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,6 +162,7 @@ func (a *annSet) catchUp(ctx context.Context) {
 	if err != nil || gen == 0 {
 		return
 	}
+	a.removeLeftovers()
 	if a.passageFileStale(ctx, a.s.rdb, true) {
 		a.written(gen)
 		return
@@ -767,5 +770,24 @@ func (a *annSet) syncPassages(ctx context.Context, tx *sql.Tx, closing bool) {
 	a.mu.Unlock()
 	if err == nil {
 		a.pgBuilds.Add(1)
+	}
+}
+
+// removeLeftovers removes passage graph files a writer was writing when it
+// stopped (pgraph.Write's temporary names), once old enough that none is
+// being written.
+func (a *annSet) removeLeftovers() {
+	if a.s.pg == nil {
+		return
+	}
+	dir, prefix := filepath.Split(a.s.pg.path)
+	entries, _ := os.ReadDir(filepath.Clean(dir))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix+".tmp-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }

@@ -47,7 +47,7 @@ type passageFile struct {
 }
 
 func newPassageFile(s *Store) *passageFile {
-	if s.path == ":memory:" || s.path == "" {
+	if s.path == ":memory:" || s.path == "" || !pgraph.Supported {
 		return nil
 	}
 	return &passageFile{path: s.path + ".pgraph"}
@@ -92,14 +92,16 @@ func (p *passageFile) refresh() {
 		}
 		return
 	}
-	if p.f != nil && os.SameFile(fi, p.f.Info()) && !p.f.Damaged() {
-		return
-	}
-	if p.bad != nil && os.SameFile(fi, p.bad) {
-		return
-	}
 	if p.f != nil && p.f.Damaged() {
 		p.bad = p.f.Info()
+		p.f.Close()
+		p.f = nil
+	}
+	if p.f != nil && sameFile(fi, p.f.Info()) {
+		return
+	}
+	if p.bad != nil && sameFile(fi, p.bad) {
+		return
 	}
 	f, err := pgraph.Open(p.path)
 	if err != nil {
@@ -112,6 +114,13 @@ func (p *passageFile) refresh() {
 		p.f.Close()
 	}
 	p.f = f
+}
+
+// sameFile is os.SameFile with the size and time of the last change: a
+// damaged file let go of frees its inode, which the next file written may
+// take.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 func (p *passageFile) close() error {

@@ -10,6 +10,7 @@ import (
 
 	"docgraph/pipeline"
 	"docgraph/store"
+	"docgraph/store/pgraph"
 	"docgraph/store/sqlite"
 )
 
@@ -35,6 +36,9 @@ func ingestDirs(t *testing.T, db string, dirs ...string) *sqlite.Store {
 
 func corpusDB(t *testing.T) string {
 	t.Helper()
+	if !pgraph.Supported {
+		t.Skip("no passage graph file on this system")
+	}
 	db := filepath.Join(t.TempDir(), "graph.db")
 	corpus, _ := filepath.Abs("../../testdata/corpus")
 	st := ingestDirs(t, db, corpus)
