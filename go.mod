@@ -1,4 +1,4 @@
-module docgraph
+module github.com/docgraph/docgraph
 
 go 1.26.0
 

@@ -3,7 +3,7 @@ package cjk_test
 import (
 	"fmt"
 
-	"docgraph/cjk"
+	"github.com/docgraph/docgraph/cjk"
 )
 
 func ExampleTermList() {

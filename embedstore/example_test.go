@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"docgraph/embedstore"
+	"github.com/docgraph/docgraph/embedstore"
 )
 
 func ExampleNewHash() {

@@ -15,7 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"docgraph/cjk"
+	"github.com/docgraph/docgraph/cjk"
 )
 
 // The hashing embedder must give the vectors it gave, bit for bit: stores

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve"
 )
 
 // The answer-side methods measured with a model: logic-form retrieval with

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/loader"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Passage is one line of corpus.jsonl.

@@ -3,7 +3,7 @@ package eval_test
 import (
 	"fmt"
 
-	"docgraph/eval"
+	"github.com/docgraph/docgraph/eval"
 )
 
 func ExampleRecall() {

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/pipeline"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 // BenchmarkIngestManySmallDocuments ingests 2Wiki's 6,119 passages, one

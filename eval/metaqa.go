@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/retrieve/paths"
 )
 
 // MetaQAQuestion is one line of a MetaQA qa file: the question, its topic

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"docgraph/retrieve/graphalg"
-	"docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/retrieve/paths"
 )
 
 // igraphTopScript is igraph's side of the PPR comparison: the graph exactly

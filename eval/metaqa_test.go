@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/retrieve/paths"
 )
 
 const testKB = `Kismet|directed_by|William Dieterle

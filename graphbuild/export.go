@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // ExportSource is what an export reads: the whole graph by scans, the

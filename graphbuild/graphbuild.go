@@ -9,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"docgraph/ner"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/store"
 )
 
 // NormalizeKey folds case, whitespace, punctuation and Latin diacritics so

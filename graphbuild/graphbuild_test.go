@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/ner"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/store"
 )
 
 func TestNormalizeKey(t *testing.T) {

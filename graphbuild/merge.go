@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"docgraph/embedstore"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Summarizer condenses many description fragments of one entity or relation

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"testing"
 
-	"docgraph/ner"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 // TestResolveOnBenchmarks runs entity resolution over the shared multi-hop

@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/ner"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/store"
 )
 
 func chunkOf(id, text string, names ...string) ChunkExtraction {

@@ -12,7 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // BenchmarkThroughput measures LLM calls per second through the Client at

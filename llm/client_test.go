@@ -17,7 +17,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 const testKey = "sk-test-0123456789abcdef"

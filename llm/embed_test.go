@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 var _ embedstore.Embedder = (*Embedder)(nil)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // A Client for an OpenAI-compatible server, with limits, retries and a

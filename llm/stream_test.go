@@ -10,7 +10,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // TestBrokenAnswersAreErrors: answers that arrive broken must fail the

@@ -8,7 +8,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // Summarizer merges the descriptions an entity or relation collected from

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // numbered matches the "n. description" lines of the summarize prompt.

@@ -5,7 +5,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"docgraph/loader/internal/glyphs"
+	"github.com/docgraph/docgraph/loader/internal/glyphs"
 )
 
 // cmap is a parsed CMap: how a string of bytes splits into character

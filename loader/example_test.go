@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"docgraph/loader"
+	"github.com/docgraph/docgraph/loader"
 )
 
 func ExampleLoader_Load() {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/loader"
-	"docgraph/loader/internal/pdfgen"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/loader/internal/pdfgen"
 )
 
 func loadFixture(t *testing.T, name string) *loader.Document {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/loader"
+	"github.com/docgraph/docgraph/loader"
 )
 
 // TestLoadRefusesNamedPipe: a named pipe called x.txt must fail at once,

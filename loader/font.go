@@ -10,7 +10,7 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
-	"docgraph/loader/internal/glyphs"
+	"github.com/docgraph/docgraph/loader/internal/glyphs"
 )
 
 // pdfFont is what text extraction needs of a font: how its strings split

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"docgraph/loader"
+	"github.com/docgraph/docgraph/loader"
 )
 
 // FuzzLoadPDF checks that no input makes Load panic, and that every result

@@ -5,8 +5,8 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
-	"docgraph/loader/internal/afm"
-	"docgraph/loader/internal/glyphs"
+	"github.com/docgraph/docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/glyphs"
 )
 
 // helvetica is a WinAnsi Helvetica as loadFont would make it.

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/afm"
 )
 
 // Layout thresholds, in ems of the glyphs' font size.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/afm"
 )
 
 // show lays s out one glyph per rune, each advanced by its Helvetica

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"docgraph/loader"
+	"github.com/docgraph/docgraph/loader"
 )
 
 // pdfDir holds the committed PDF fixtures (see internal/genfixtures).

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
-	"docgraph/loader"
-	"docgraph/loader/internal/pdfgen"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/loader/internal/pdfgen"
 )
 
 // wordRecall is the share of want's words (as a multiset) found in got.

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/llm"
+	"github.com/docgraph/docgraph/llm"
 )
 
 // TestLoopFirstRequest: FirstRequest renders exactly the prompt Extract

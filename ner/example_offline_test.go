@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"docgraph/ner"
+	"github.com/docgraph/docgraph/ner"
 )
 
 func ExampleOffline_Extract() {

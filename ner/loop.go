@@ -9,8 +9,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/llm"
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // Variant is the order of a gleaning round in loop-NER (HuixiangDou2,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // BenchmarkLoopThroughput extracts 160 chunks with one gleaning round each

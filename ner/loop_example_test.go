@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
-	"docgraph/ner"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/ner"
 )
 
 // Loop-NER against an OpenAI-compatible server (a local test server here):

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 // loopServer is a fake OpenAI server that tells the loop's three kinds of

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"docgraph/cjk"
+	"github.com/docgraph/docgraph/cjk"
 )
 
 // Chinese, Japanese and Korean have no capitals and no spaces between

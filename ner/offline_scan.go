@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"docgraph/cjk"
+	"github.com/docgraph/docgraph/cjk"
 )
 
 // The offline extractor reads text in one linear pass: a hand-written

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // recStart finds where a record begins: an opening parenthesis, the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 func TestParseRecords(t *testing.T) {

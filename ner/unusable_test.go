@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 const proseAnswer = "Sure! Here are the entities you asked for. The text talks about Ada Lovelace,\nwho worked with Charles Babbage on the Analytical Engine in London, and more."

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/loader"
-	"docgraph/pipeline"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 // ultraDomain is the shared 10-book corpus, or "" when absent.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // bigText writes one text file of about size bytes made of the 2wiki

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func TestParseByteSize(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // riceText is a two-section Chinese Markdown file: a rice cultivar and its

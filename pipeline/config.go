@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/loader"
-	"docgraph/ner"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // DefaultStore is the embedded default: a SQLite file under the working directory.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestConfigValuesMustFitTheirKey: a mapping, a list or nothing where a

@@ -9,9 +9,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/ner"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // DryRunModel is what one model would be sent by a run.

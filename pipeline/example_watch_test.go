@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // Watch a folder: the first sync ingests what is there, then every change

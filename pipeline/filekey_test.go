@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // setMTime puts a file's modification time in the past, as if it had been

@@ -3,7 +3,7 @@ package pipeline_test
 import (
 	"github.com/spf13/pflag"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 type pflagSet = pflag.FlagSet

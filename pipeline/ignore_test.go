@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func TestIgnorePatternsMatch(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"docgraph/graphbuild"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // KGFormat is the Document.Format of an imported triple file.

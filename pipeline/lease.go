@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Two runs on one store (two processes, two machines on one Neo4j) must not

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/ner"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 type extractionLog struct {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"docgraph/loader"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/store"
 )
 
 // A document moves through the store's states like this:

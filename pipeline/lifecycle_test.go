@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/ner"
-	"docgraph/pipeline"
-	"docgraph/store"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 // openLifecyclePipeline opens a fresh SQLite store (outside any watched

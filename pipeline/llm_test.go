@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/graphbuild"
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
-	"docgraph/store"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 // fakeModel answers extraction prompts with records naming the first

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/llm"
-	"docgraph/ner"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // LLMSettings choose and tune the model-backed stages. With LLM empty,

@@ -23,12 +23,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/loader"
-	"docgraph/ner"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/loader"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Loader reads one file into a document.

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 // newPipeline opens a fresh SQLite store in a temp dir with the offline stages.

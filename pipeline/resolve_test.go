@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestIngestResolvesNames: a surname used alone and an acronym the text

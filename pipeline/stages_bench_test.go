@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // BenchmarkBuildStages measures what ingest does per document before and

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 const proseAnswer = "Sure! Here are the entities you asked for. The text mentions several people and places."

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // BenchmarkWalkDeepTree walks a single chain of nested folders with one

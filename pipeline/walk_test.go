@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // deepTree makes a chain of folders under root whose full path outgrows

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"docgraph/loader"
+	"github.com/docgraph/docgraph/loader"
 )
 
 // DefaultDebounce is how long a file must stay quiet before watch mode

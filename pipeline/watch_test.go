@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // The watch tests use real files, a real SQLite store and real fsnotify

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // writeCorpus writes n small documents that share names, so their

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 func ExampleRenderJudge() {

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/retrieve"
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // benchStore is what the retrieval benchmarks query: the store named by

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // TokenCounter counts tokens the way the model's tokenizer does;

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/retrieve"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 func bigResult() *retrieve.Result {

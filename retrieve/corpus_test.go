@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/pipeline"
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // film is a small encyclopaedic corpus in the benchmarks' shape. The

@@ -12,13 +12,13 @@ import (
 	"sync"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/llm/llmtest"
-	"docgraph/retrieve"
-	"docgraph/splitter"
-	"docgraph/store"
-	"docgraph/store/neo4j"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/neo4j"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 func TestCheckCypher(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // level is what one of LightRAG's two retrieval levels found.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"docgraph/retrieve/graphalg"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/store"
 )
 
 // PageRank runs mix's PageRank from the seed entities over the store's

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sort"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // fillChunks gives every passage its chunk's text, position and stored

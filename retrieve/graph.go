@@ -8,9 +8,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/graphbuild"
-	"docgraph/retrieve/graphalg"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/store"
 )
 
 // GraphOptions shape the passage graph (entities and the chunks they are

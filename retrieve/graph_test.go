@@ -8,14 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/retrieve/graphalg"
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // countingStore is a real SQLite store that counts its whole-graph reads

@@ -12,9 +12,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
 
-	"docgraph/graphbuild"
-	"docgraph/llm"
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // GraphRAG-FI's integration (paper 003, section 4.2, equations 4-6): the

@@ -9,9 +9,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
-	"docgraph/retrieve"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/retrieve"
 )
 
 // listTokens spells answer lines as tokens: the tokens of each line's

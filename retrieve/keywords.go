@@ -10,11 +10,11 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/cjk"
-	"docgraph/graphbuild"
-	"docgraph/ner"
-	"docgraph/prompts"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cjk"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/prompts"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Keywords are a question's search terms at LightRAG's two levels.

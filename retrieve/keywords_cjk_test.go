@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/ner"
-	"docgraph/retrieve"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/retrieve"
 )
 
 // TestOfflineKeywordsCJK: a question in a language without spaces is cut

@@ -11,10 +11,10 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
 
-	"docgraph/llm/llmtest"
-	"docgraph/ner"
-	"docgraph/retrieve"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 // fakeModel starts the fake chat server and returns langchaingo's real

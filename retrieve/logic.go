@@ -11,8 +11,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/graphbuild"
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // Logic-form retrieval, HuixiangDou2's Algorithm 1 (paper 001, section

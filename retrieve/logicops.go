@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"docgraph/graphbuild"
-	"docgraph/retrieve/paths"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/store"
 )
 
 // The logic-form operators' reads of the store (see operators in logic.go).

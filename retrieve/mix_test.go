@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
 )
 
 func passageIDs(ps []retrieve.Passage) []string {

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 func TestNameIDs(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"docgraph/retrieve/paths"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/store"
 )
 
 // pathCache keeps mix's reasoning-path retriever: LEGO-GraphRAG path

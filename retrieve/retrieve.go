@@ -15,9 +15,9 @@ import (
 	"sort"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/retrieve/paths"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/store"
 )
 
 // ChunkSearcher is what naive retrieval needs of a store.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/embedstore"
-	"docgraph/ner"
-	"docgraph/retrieve/paths"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Retrieval modes.

@@ -3,8 +3,8 @@ package retrieve
 import (
 	"context"
 
-	"docgraph/retrieve/paths"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/store"
 )
 
 // WithBackgroundReload makes a long-running retriever keep answering from

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // TestWithConfigSharesTheNeighborCache: a derived retriever with the same

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // WithPassageSnapshot makes a long-running retriever (a server) hold the

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/retrieve"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/store"
 )
 
 // TestPassageSnapshotMatchesStore: every node of the whole-graph snapshot

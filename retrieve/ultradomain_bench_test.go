@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/eval"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 // BenchmarkQueryUltraDomain ingests the 10 shared books offline (or opens the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/ner"
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // HuixiangDou2's pre-check verifier (paper 001, Algorithm 3 and Table 7)

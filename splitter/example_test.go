@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log"
 
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 func ExampleSplitter_Split() {

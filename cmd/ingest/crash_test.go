@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/cmd/internal/clitest"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/store"
 )
 
 // TestIngestChild is not a test: it is the ingest command when run as a

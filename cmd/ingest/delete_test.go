@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestDeleteIsExact ingests two sets of documents that mention the same

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // fullDiskStore is a SQLite store on a disk that fills after room

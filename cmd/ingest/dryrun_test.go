@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // fileSums hashes each path that exists (with its SQLite -wal and -shm

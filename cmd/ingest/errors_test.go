@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/cmd/internal/clitest"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestIngestUserErrors: every mistake a user can make at the command line

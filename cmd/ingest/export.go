@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // exportOptions is everything `ingest export` needs.

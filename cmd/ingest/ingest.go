@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/ner"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func runCmd(t *testing.T, args ...string) (string, string, error) {

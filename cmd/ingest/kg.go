@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // addKGFlags registers --kg-triples.

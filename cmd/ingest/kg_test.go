@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func TestIngestKGTriples(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestTwoProcessesShareTheWork runs two ingest processes over one folder

@@ -6,9 +6,9 @@ import (
 	"os"
 	"runtime/debug"
 
-	"docgraph/cmd/internal/cli"
-	_ "docgraph/store/neo4j"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	_ "github.com/docgraph/docgraph/store/neo4j"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 // memoryLimit is ingest's soft memory limit unless GOMEMLIMIT sets one:

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestLogOutputOffTerminal: off a terminal every line ends in a newline

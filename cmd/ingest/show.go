@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // showOptions is everything `ingest show` needs.

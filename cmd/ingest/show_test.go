@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 func TestShowRebuildsTextFromChunks(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // statusOptions is everything `ingest status` needs.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
+	"github.com/docgraph/docgraph/embedstore"
 )
 
 func TestStatus(t *testing.T) {

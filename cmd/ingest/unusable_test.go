@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 const proseAnswer = "Sure! Here are the entities you asked for.\nThe text talks about several people and places."

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // addWatchFlags registers the watch-mode and shutdown flags.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm/llmtest"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 // fakeLLM points the openai provider at a fake chat server for the test.

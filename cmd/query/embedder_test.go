@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestQueryWithProviderEmbedder ingests and queries with an OpenAI-compatible

@@ -14,13 +14,13 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/embedstore"
-	"docgraph/llm"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/retrieve/paths"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // engine is what the long-running commands (query serve, query mcp) hold:

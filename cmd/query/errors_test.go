@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/cmd/internal/clitest"
-	"docgraph/llm/llmtest"
-	"docgraph/retrieve"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/retrieve"
 )
 
 // TestQueryChild is not a test: it is the query command when run as a

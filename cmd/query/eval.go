@@ -15,13 +15,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // evalOptions is everything one evaluation run needs.

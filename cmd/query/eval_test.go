@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/eval"
+	"github.com/docgraph/docgraph/eval"
 )
 
 // filmSet is a two-question benchmark in the shared layout: each question

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 // The lookups behind the browse endpoints and tools: documents, entities,

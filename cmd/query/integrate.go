@@ -12,12 +12,12 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/graphbuild"
-	"docgraph/retrieve"
-	"docgraph/retrieve/paths"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 // The answer-side methods: GraphRAG-FI's logits-based integration

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm/llmtest"
-	"docgraph/splitter"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/splitter"
 )
 
 func TestAnswerModesNeedAModel(t *testing.T) {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"sync"
 
-	"docgraph/embedstore"
-	"docgraph/llm"
-	"docgraph/pipeline"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
 )
 
 // openQueryEmbedder opens s's embedder. When its endpoint fails (the

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestQueryDeadline: a model that never answers stops the query at

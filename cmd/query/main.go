@@ -5,9 +5,9 @@ import (
 	"context"
 	"os"
 
-	"docgraph/cmd/internal/cli"
-	_ "docgraph/store/neo4j"
-	_ "docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	_ "github.com/docgraph/docgraph/store/neo4j"
+	_ "github.com/docgraph/docgraph/store/sqlite"
 )
 
 func main() {

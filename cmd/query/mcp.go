@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"docgraph/retrieve"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/store"
 )
 
 type mcpOptions struct {

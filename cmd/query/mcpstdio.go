@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
 )
 
 // The stdio transport of `query mcp` checks every line itself before the

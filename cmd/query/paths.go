@@ -15,13 +15,13 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/embedstore"
-	"docgraph/eval"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/retrieve/paths"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/eval"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/store"
 )
 
 // modePath is `query --mode path`: LEGO-GraphRAG reasoning paths.

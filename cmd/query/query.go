@@ -17,13 +17,13 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/cmd/internal/cli"
-	"docgraph/embedstore"
-	"docgraph/llm"
-	"docgraph/pipeline"
-	"docgraph/retrieve"
-	"docgraph/splitter"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/splitter"
+	"github.com/docgraph/docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.

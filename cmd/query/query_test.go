@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 func ingestCorpus(t *testing.T, db string) {

@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
-	"docgraph/llm"
-	"docgraph/retrieve"
-	"docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve/paths"
 )
 
 // Response is the JSON document of one query: `query --json` prints it,

@@ -22,7 +22,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"docgraph/eval"
+	"github.com/docgraph/docgraph/eval"
 )
 
 // BenchmarkServeLoad measures `query serve` under load from another

@@ -26,8 +26,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/spf13/pflag"
 
-	"docgraph/llm/llmtest"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/store"
 )
 
 // testFlags are serve's flags as parsed from args, for store db.

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestEmbeddedStore: only a store in a local file gets the in-memory

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // TestServeBesideWatch: `ingest --watch` writes the store through its own

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/retrieve/paths"
 )
 
 func Example() {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // FI is GraphRAG-FI's two-stage path filter. The coarse stage keeps the

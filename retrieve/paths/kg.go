@@ -10,10 +10,10 @@ import (
 	"sync"
 	"unicode"
 
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/retrieve/graphalg"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/store"
 )
 
 // KG is the knowledge graph held in memory for path retrieval: entities as

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/prompts"
+	"github.com/docgraph/docgraph/prompts"
 )
 
 // Prompt names this package renders (files in prompts/templates).

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/llm"
-	"docgraph/llm/llmtest"
+	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/llm/llmtest"
 )
 
 func TestParseSelection(t *testing.T) {

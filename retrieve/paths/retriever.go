@@ -12,8 +12,8 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 
-	"docgraph/retrieve/graphalg"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/retrieve/graphalg"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Entity is an entity on a path.

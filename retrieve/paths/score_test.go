@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"docgraph/embedstore"
+	"github.com/docgraph/docgraph/embedstore"
 )
 
 func TestStem(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
+	"github.com/docgraph/docgraph/embedstore"
 )
 
 const corpusPath = "../../../shared/data/2wiki/corpus.jsonl"

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"docgraph/store/ann"
+	"github.com/docgraph/docgraph/store/ann"
 )
 
 func cosine(a, b []float32) float32 {

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
+	"github.com/docgraph/docgraph/embedstore"
 )
 
 // questionsPath is the 2wiki question set; tests using it skip when absent.

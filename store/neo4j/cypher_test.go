@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // parsePackage parses the package's non-test sources.

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/store"
-	_ "docgraph/store/neo4j" // registers neo4j://, bolt:// and their TLS variants
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
+	_ "github.com/docgraph/docgraph/store/neo4j" // registers neo4j://, bolt:// and their TLS variants
 )
 
 // Open a Neo4j store through store.Open, the way the commands do: the URL

@@ -5,7 +5,7 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // Test-only statements: full-text indexes as docgraph made them before it

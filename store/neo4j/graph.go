@@ -10,7 +10,7 @@ import (
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/dbtype"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 var _ store.GraphScanner = (*Store)(nil)

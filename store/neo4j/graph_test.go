@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 func TestGraphScanner(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"testing"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Test-only statements: the three vector indexes with an explicit HNSW

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 // TestKGScanner writes a typed-triple document as the KG importer does and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Claim leases a document node to lease.Owner in one statement (stmtClaim).

@@ -7,7 +7,7 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 var _ store.PassageGraph = (*Store)(nil)

@@ -20,7 +20,7 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 func init() {

@@ -23,11 +23,11 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/ner"
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // Test-only statements: clean-up and database administration.

@@ -9,8 +9,8 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/cjk"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cjk"
+	"github.com/docgraph/docgraph/store"
 )
 
 // maxCandidates bounds how far SearchChunks widens its index query when

@@ -14,9 +14,9 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 func TestRegistersSchemes(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // WriteDocument replaces the document w.Document.ID and every id in

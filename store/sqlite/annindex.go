@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"docgraph/store"
-	"docgraph/store/ann"
-	"docgraph/store/pgraph"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/ann"
+	"github.com/docgraph/docgraph/store/pgraph"
 )
 
 // Vector search goes through an approximate nearest-neighbour index per

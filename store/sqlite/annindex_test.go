@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/ann"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/ann"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // annDocs are documents with enough entities, relations and chunks that

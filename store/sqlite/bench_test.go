@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 // BenchmarkWriteDocument writes book-sized documents (300 chunks, 5000

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // The crash test re-executes the test binary as a child that starts a

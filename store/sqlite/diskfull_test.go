@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/pipeline"
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // writeNotes writes n small distinct documents into dir.

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/ner"
-	"docgraph/store"
-	_ "docgraph/store/sqlite" // registers sqlite:// and bare paths
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/store"
+	_ "github.com/docgraph/docgraph/store/sqlite" // registers sqlite:// and bare paths
 )
 
 func Example() {

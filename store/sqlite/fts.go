@@ -9,7 +9,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"docgraph/cjk"
+	"github.com/docgraph/docgraph/cjk"
 )
 
 // Full-text search in every script. FTS5's unicode61 tokenizer reads a run

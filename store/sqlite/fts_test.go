@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 func ftsDoc(id, text, entity string) *store.DocumentWrite {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 var _ store.GraphScanner = (*Store)(nil)

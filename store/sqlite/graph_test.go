@@ -3,8 +3,8 @@ package sqlite
 import (
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 func TestGraphScanner(t *testing.T) {

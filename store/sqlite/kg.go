@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 var _ store.KGScanner = (*Store)(nil)

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // kgWrite is a typed-triple document as the KG importer writes one: two

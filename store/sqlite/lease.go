@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Claim leases a document row to lease.Owner: one conditional upsert in

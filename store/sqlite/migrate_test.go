@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/pipeline"
-	"docgraph/store"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
 
 	_ "modernc.org/sqlite"
 )

@@ -7,7 +7,7 @@ import (
 	"math"
 	"sort"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 var _ store.PassageGraph = (*Store)(nil)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // TestNeighborPlansUseIndexes checks that the passage graph reads look

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"docgraph/store"
-	"docgraph/store/pgraph"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/pgraph"
 )
 
 // The passage graph file (graph.db.pgraph, package pgraph) answers

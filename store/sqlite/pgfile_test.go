@@ -8,10 +8,10 @@ import (
 	"sort"
 	"testing"
 
-	"docgraph/pipeline"
-	"docgraph/store"
-	"docgraph/store/pgraph"
-	"docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/pgraph"
+	"github.com/docgraph/docgraph/store/sqlite"
 )
 
 // ingestDirs ingests the folders into the store at db with the offline

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // TestPrefixMergeEqualsFullMerge: entities a hundred documents mention

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/retrieve"
-	"docgraph/store"
-	"docgraph/store/sqlite"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/sqlite"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // passageSet is a corpus.jsonl and questions.jsonl pair of ../shared/data.

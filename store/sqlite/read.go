@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 const documentColumns = `id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until`

@@ -8,8 +8,8 @@ import (
 	"maps"
 	"slices"
 
-	"docgraph/cjk"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cjk"
+	"github.com/docgraph/docgraph/store"
 )
 
 // reconcilePage is how many touched entities (or relations) reconcile

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 // TestReconcileInPagesMatchesOneGo: merging touched entities and relations

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // generation is the store's write counter as this moment's snapshot sees it.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 var _ store.SpaceReporter = (*Store)(nil)

@@ -25,7 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )

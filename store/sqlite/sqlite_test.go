@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/store"
-	"docgraph/store/storetest"
+	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
 
 func openTemp(t *testing.T, opts store.Options) *Store {

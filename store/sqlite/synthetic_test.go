@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 // syntheticSize describes a generated document: how many chunks, entity

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"docgraph/cjk"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/cjk"
+	"github.com/docgraph/docgraph/store"
 )
 
 // change collects what one write transaction touched: the count deltas of

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // freshBatchWriter is s.fresh for a test of WriteDocuments: it skips the

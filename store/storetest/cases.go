@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 func (s suite) testEmptyStore(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"docgraph/ner"
+	"github.com/docgraph/docgraph/ner"
 )
 
 // Documents in scripts written without spaces between words: full-text

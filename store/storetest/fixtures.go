@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"docgraph/graphbuild"
-	"docgraph/ner"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/ner"
+	"github.com/docgraph/docgraph/store"
 )
 
 // chunkFx is one chunk of a fixture document and what an extractor found in it.

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // RunGraphScanner checks the whole-graph reads of store.GraphScanner on

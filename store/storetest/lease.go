@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 // testClaim checks the per-document lease: one claimer wins, a live lease

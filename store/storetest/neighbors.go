@@ -6,8 +6,8 @@ import (
 	"sort"
 	"testing"
 
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 // RunPassageGraph checks store.PassageGraph on stores opened with open: the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"docgraph/store"
+	"github.com/docgraph/docgraph/store"
 )
 
 func testReopen(t *testing.T, open func(t *testing.T, dir string, opts store.Options) (store.Store, error)) {

@@ -27,9 +27,9 @@ import (
 	"testing"
 	"time"
 
-	"docgraph/embedstore"
-	"docgraph/graphbuild"
-	"docgraph/store"
+	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
+	"github.com/docgraph/docgraph/store"
 )
 
 // Dimension is the length of every vector the suite writes.

@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"docgraph/pipeline"
+	"github.com/docgraph/docgraph/pipeline"
 )
 
 // argsEnv carries the child's command line.

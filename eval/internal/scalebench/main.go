@@ -38,7 +38,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"docgraph/eval"
+	"github.com/docgraph/docgraph/eval"
 )
 
 type options struct {

@@ -17,7 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"docgraph/loader/internal/pdfgen"
+	"github.com/docgraph/docgraph/loader/internal/pdfgen"
 )
 
 func main() {

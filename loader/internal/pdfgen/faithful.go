@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/afm"
 )
 
 // Fixtures for faithful text: each reproduces, in a page or two, a way

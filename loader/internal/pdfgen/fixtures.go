@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/afm"
 )
 
 // Fixtures returns the loader's PDF test files and their expected texts,

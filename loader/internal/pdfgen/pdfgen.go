@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/afm"
 )
 
 // Doc is a PDF under construction. Output is deterministic: no dates, no IDs.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"docgraph/loader/internal/afm"
+	"github.com/docgraph/docgraph/loader/internal/afm"
 )
 
 // Style is how a line's words and spaces are put into the content stream.

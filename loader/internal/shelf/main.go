@@ -32,7 +32,7 @@ import (
 	"time"
 	"unicode"
 
-	"docgraph/loader"
+	"github.com/docgraph/docgraph/loader"
 )
 
 // extraction is what a worker reports for one file.

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"docgraph/loader/internal/glyphs"
+	"github.com/docgraph/docgraph/loader/internal/glyphs"
 )
 
 // winAnsiHigh is 0x80-0x9F of WinAnsiEncoding (PDF 32000-1 Annex D); 0 is unused.
