@@ -9,13 +9,16 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/docgraph/docgraph/store"
 	"github.com/docgraph/docgraph/store/ann"
+	"github.com/docgraph/docgraph/store/pgraph"
 )
 
 // Vector search goes through an approximate nearest-neighbour index per
@@ -74,6 +77,12 @@ type annSet struct {
 	done    chan struct{} // closed when the maintainer exits
 	closing bool
 	err     error // the last failure to bring the files up to date
+
+	// The passage graph file (pgfile.go), kept by the same maintainer.
+	pgNext    time.Time // no rebuild starts before, unless closing
+	pgPending bool      // a rebuild waits for pgNext
+	pgErr     error     // the last failure to build it (a cache: not the writer's)
+	pgBuilds  atomic.Int64
 
 	// What searches did, for tests: through a file, scanning every
 	// vector, and vectors scored from the log beside a lagging file.
@@ -153,6 +162,11 @@ func (a *annSet) catchUp(ctx context.Context) {
 	if err != nil || gen == 0 {
 		return
 	}
+	a.removeLeftovers()
+	if a.passageFileStale(ctx, a.s.rdb, true) {
+		a.written(gen)
+		return
+	}
 	for _, k := range a.kinds {
 		r, err := ann.OpenReader(k.path)
 		behind := err != nil || int64(r.Generation()) < gen || r.Dirty()
@@ -218,8 +232,8 @@ func (a *annSet) maintain() {
 			}
 			continue
 		}
-		if a.synced < target {
-			if err := a.sync(context.Background()); err != nil {
+		if a.synced < target || a.pgPending && (closing || !time.Now().Before(a.pgNext)) {
+			if err := a.sync(context.Background(), closing); err != nil {
 				a.mu.Lock()
 				a.err = err
 				a.mu.Unlock()
@@ -233,6 +247,13 @@ func (a *annSet) maintain() {
 		}
 		if closing {
 			return
+		}
+		if a.pgPending {
+			select {
+			case <-a.wake:
+			case <-time.After(time.Until(a.pgNext)):
+			}
+			continue
 		}
 		<-a.wake
 	}
@@ -265,9 +286,10 @@ func (a *annSet) close() error {
 	return nil
 }
 
-// sync brings every index file up to the store's current generation, then
-// prunes the vector log up to what every file holds.
-func (a *annSet) sync(ctx context.Context) error {
+// sync brings every index file up to the store's current generation, and
+// the passage graph file to its graph version, then prunes the vector log
+// up to what every index file holds.
+func (a *annSet) sync(ctx context.Context, closing bool) error {
 	s := a.s
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -290,6 +312,7 @@ func (a *annSet) sync(ctx context.Context) error {
 		}
 		held = min(held, g)
 	}
+	a.syncPassages(ctx, tx, closing)
 	tx.Rollback()
 	a.synced = max(a.synced, held)
 	if cut := held - logKeep; cut > floor {
@@ -693,5 +716,78 @@ func offer(h *minHeap, k int, c scored) {
 	if (*h)[0].score < c.score || (*h)[0].score == c.score && (*h)[0].id > c.id {
 		(*h)[0] = c
 		heap.Fix(h, 0)
+	}
+}
+
+// passageFileStale reports whether the passage graph file is missing or
+// holds another version than snapshot q's, or, when verify asks, is
+// damaged anywhere (the whole file is read: a writer does when it opens).
+func (a *annSet) passageFileStale(ctx context.Context, q querier, verify bool) bool {
+	pg := a.s.pg
+	if pg == nil {
+		return false
+	}
+	version, err := graphVersion(ctx, q)
+	if err != nil {
+		return false
+	}
+	f, err := pgraph.Open(pg.path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	if verify && f.Verify() != nil {
+		// Damaged: gone, so that the build does not take it for current.
+		os.Remove(pg.path)
+		return true
+	}
+	return f.Version() != version || f.Instance() != a.s.instance
+}
+
+// syncPassages brings the passage graph file to snapshot tx's graph
+// version: at once when closing or when the last build is old enough,
+// else later (pgPending), so that a stream of small commits rebuilds it
+// at most once per ten times a build's length. A failure leaves the old
+// file, which queries see is stale, and is kept in pgErr.
+func (a *annSet) syncPassages(ctx context.Context, tx *sql.Tx, closing bool) {
+	if a.s.pg == nil || !a.passageFileStale(ctx, tx, false) {
+		a.pgPending = false
+		return
+	}
+	if !closing && time.Now().Before(a.pgNext) {
+		a.pgPending = true
+		return
+	}
+	a.pgPending = false
+	version, err := graphVersion(ctx, tx)
+	if err == nil {
+		start := time.Now()
+		err = a.s.writePassageFile(ctx, tx, version)
+		a.pgNext = time.Now().Add(10 * time.Since(start))
+	}
+	a.mu.Lock()
+	a.pgErr = err
+	a.mu.Unlock()
+	if err == nil {
+		a.pgBuilds.Add(1)
+	}
+}
+
+// removeLeftovers removes passage graph files a writer was writing when it
+// stopped (pgraph.Write's temporary names), once old enough that none is
+// being written.
+func (a *annSet) removeLeftovers() {
+	if a.s.pg == nil {
+		return
+	}
+	dir, prefix := filepath.Split(a.s.pg.path)
+	entries, _ := os.ReadDir(filepath.Clean(dir))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix+".tmp-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }

@@ -24,3 +24,16 @@ func (s *Store) LimitPages(ctx context.Context, extra int64) error {
 	_, err := s.wdb.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, limit))
 	return err
 }
+
+// PassageFileUse says how many PassageGraph calls the passage graph file
+// answered and how many found it missing, stale or damaged.
+func (s *Store) PassageFileUse() (answered, declined int64) {
+	return s.pg.answered.Load(), s.pg.declined.Load()
+}
+
+// WithoutPassageFile makes a reader answer PassageGraph from statements
+// only.
+func (s *Store) WithoutPassageFile() { s.pg = nil }
+
+// PassageFileBuilds says how many times this writer built the file.
+func (s *Store) PassageFileBuilds() int64 { return s.ann.pgBuilds.Load() }

@@ -50,20 +50,29 @@ func (s *Store) ScanMentions(ctx context.Context, fn func(store.Mention) error) 
 // status change moves: two key reads. A store whose writer has not yet
 // added the triggers counts its done documents instead.
 func (s *Store) GraphVersion(ctx context.Context) (string, error) {
+	v, err := graphVersion(ctx, s.rdb)
+	if err != nil {
+		return "", fmt.Errorf("sqlite store %s: graph version: %w", s.path, err)
+	}
+	return v, nil
+}
+
+// graphVersion is GraphVersion as snapshot q sees it.
+func graphVersion(ctx context.Context, q querier) (string, error) {
 	var gen int64
 	var moves sql.NullString
-	err := s.rdb.QueryRowContext(ctx, `SELECT
+	err := q.QueryRowContext(ctx, `SELECT
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'),
 		(SELECT value FROM meta WHERE key = 'done_moves')`).Scan(&gen, &moves)
 	if err != nil {
-		return "", fmt.Errorf("sqlite store %s: graph version: %w", s.path, err)
+		return "", err
 	}
 	if moves.Valid {
 		return strconv.FormatInt(gen, 10) + "/m" + moves.String, nil
 	}
 	var done int64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE status = 'done'`).Scan(&done); err != nil {
-		return "", fmt.Errorf("sqlite store %s: graph version: %w", s.path, err)
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE status = 'done'`).Scan(&done); err != nil {
+		return "", err
 	}
 	return strconv.FormatInt(gen, 10) + "/" + strconv.FormatInt(done, 10), nil
 }

@@ -81,6 +81,9 @@ func (s *Store) EntityNeighbors(ctx context.Context, entityIDs []string, maxChun
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	if out, ok := s.entityNeighborsFromFile(ctx, ids, maxChunks); ok {
+		return out, nil
+	}
 	countLimit, hubAbove := limits(maxChunks)
 	rows, err := s.rdb.QueryContext(ctx, stmtEntityNeighbors, intList(ids), countLimit, hubAbove)
 	if err != nil {
@@ -118,8 +121,16 @@ func (s *Store) EntityNeighbors(ctx context.Context, entityIDs []string, maxChun
 		sort.Slice(e.ChunkList, func(i, j int) bool { return e.ChunkList[i].ID < e.ChunkList[j].ID })
 		out = append(out, *e)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sortEntityNeighbors(out)
 	return out, nil
+}
+
+func sortEntityNeighbors(s []store.EntityNeighbors) {
+	sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
+}
+
+func sortChunkNeighbors(s []store.ChunkNeighbors) {
+	sort.Slice(s, func(i, j int) bool { return s[i].ID < s[j].ID })
 }
 
 // ChunkNeighbors returns the chunks' documents and the entities mentioning
@@ -128,6 +139,9 @@ func (s *Store) ChunkNeighbors(ctx context.Context, chunkIDs []string, maxChunks
 	ids := unique(chunkIDs)
 	if len(ids) == 0 {
 		return nil, nil
+	}
+	if out, ok := s.chunkNeighborsFromFile(ctx, ids, maxChunks); ok {
+		return out, nil
 	}
 	countLimit, hubAbove := limits(maxChunks)
 	rows, err := s.rdb.QueryContext(ctx, stmtChunkNeighbors, jsonList(ids), countLimit, hubAbove)
@@ -163,6 +177,6 @@ func (s *Store) ChunkNeighbors(ctx context.Context, chunkIDs []string, maxChunks
 		sort.Strings(c.Entities)
 		out = append(out, *c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sortChunkNeighbors(out)
 	return out, nil
 }

@@ -15,7 +15,8 @@ var _ store.SpaceReporter = (*Store)(nil)
 
 // Space says where the store's bytes go: every table and index of the
 // database (its pages, from SQLite's dbstat), its free pages, and every
-// file of the store (the database, its write-ahead log, the ANN indexes).
+// file of the store (the database, its write-ahead log, the ANN indexes,
+// the passage graph file).
 func (s *Store) Space(ctx context.Context) ([]store.Space, error) {
 	tx, err := s.rdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -74,6 +75,7 @@ func (s *Store) Space(ctx context.Context) ([]store.Space, error) {
 	ann, _ := filepath.Glob(s.path + ".ann-*")
 	sort.Strings(ann)
 	files = append(files, ann...)
+	files = append(files, s.path+".pgraph")
 	for _, f := range files {
 		if info, err := os.Stat(f); err == nil && info.Mode().IsRegular() {
 			out = append(out, store.Space{Name: filepath.Base(f), Kind: "file", File: filepath.Base(f), Bytes: info.Size()})

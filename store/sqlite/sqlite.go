@@ -245,7 +245,8 @@ type Store struct {
 	rdb              *sql.DB // read-only pool; WAL gives each read a consistent snapshot
 
 	ann   *annSet
-	terms termCache // term counts of full-text queries
+	pg    *passageFile // nil for a store in memory
+	terms termCache    // term counts of full-text queries
 	// allTerms keeps common terms in full-text queries (tests measure
 	// what leaving them out costs).
 	allTerms bool
@@ -348,6 +349,7 @@ func reembedderOf(m store.Merger) store.Reembedder {
 // openIndexes sets up the ANN index files, and has a writer bring them up
 // to date when they lag.
 func (s *Store) openIndexes(ctx context.Context) error {
+	s.pg = newPassageFile(s)
 	s.ann = newANNSet(s)
 	s.ann.catchUp(ctx)
 	return nil
@@ -612,13 +614,14 @@ func (s *Store) Embedder() store.EmbedderInfo { return s.emb }
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close brings the ANN index files up to date (a writer), checkpoints the
-// WAL and closes all connections.
+// Close brings the ANN index files and the passage graph file up to date
+// (a writer), checkpoints the WAL and closes all connections.
 func (s *Store) Close() error {
 	var errs []error
 	if s.ann != nil {
 		errs = append(errs, s.ann.close())
 	}
+	errs = append(errs, s.pg.close())
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
 	}

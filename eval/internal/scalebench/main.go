@@ -43,11 +43,15 @@ import (
 
 type options struct {
 	src, shared, work, bin, out, label string
-	scales                             []int
-	oneshot, questions                 int
-	clients                            []int
-	keep                               bool
-	ingestArgs                         []string
+	// vsBin, when set, holds a second query binary (a baseline) whose
+	// one-shot p50 is measured on the same store, its runs alternating
+	// with bin's, so that the two are compared under the same load.
+	vsBin              string
+	scales             []int
+	oneshot, questions int
+	clients            []int
+	keep               bool
+	ingestArgs         []string
 	// storeURL, when set, is an existing store server (Neo4j) to ingest
 	// into and query instead of a fresh SQLite store; storeDir is then the
 	// server's database folder, when local, for the size columns.
@@ -62,6 +66,7 @@ func main() {
 	flag.StringVar(&o.src, "src", "", "passage set to scale (default SHARED/data/2wiki)")
 	flag.StringVar(&o.work, "work", ".docgraph/scale", "folder for corpora and stores")
 	flag.StringVar(&o.bin, "bin", "bin", "folder holding the ingest and query binaries")
+	flag.StringVar(&o.vsBin, "vs-bin", "", "folder holding a baseline query binary: its one-shot p50 is measured on the same stores, alternating with -bin's")
 	flag.StringVar(&o.out, "out", "", "append the table to this report (e.g. bench/scale.txt)")
 	flag.StringVar(&o.label, "label", "", "label of this run in the report (e.g. before, after)")
 	flag.StringVar(&scales, "scales", "1,4", "corpus multiples to measure")
@@ -139,6 +144,7 @@ type row struct {
 	storeBytes          int64
 	storeFiles          map[string]int64
 	oneshotP50          time.Duration
+	oneshotVsP50        time.Duration // the -vs-bin binary's, same store
 	served              []servedLoad
 	serveStart          time.Duration
 	serveFirst          time.Duration
@@ -265,19 +271,35 @@ func measure(ctx context.Context, o options, k int) (row, error) {
 
 	// One-shot query processes.
 	fmt.Fprintf(os.Stderr, "x%d: %d one-shot queries\n", k, o.oneshot)
-	var lat []time.Duration
-	for i := 0; i < o.oneshot && i < len(questions); i++ {
-		q := questions[(i*37)%len(questions)].Question
-		cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "query"), "--store", storeURL, "--config", "", "--json", "--top-k", "5", q)
+	var lat, latVs []time.Duration
+	oneShot := func(bin, q string) (time.Duration, error) {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "query"), "--store", storeURL, "--config", "", "--json", "--top-k", "5", q)
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 		t := time.Now()
 		if err := cmd.Run(); err != nil {
-			return r, fmt.Errorf("one-shot query: %w: %s", err, tail(stderr.String(), 1000))
+			return 0, fmt.Errorf("one-shot query (%s): %w: %s", bin, err, tail(stderr.String(), 1000))
 		}
-		lat = append(lat, time.Since(t))
+		return time.Since(t), nil
+	}
+	for i := 0; i < o.oneshot && i < len(questions); i++ {
+		q := questions[(i*37)%len(questions)].Question
+		d, err := oneShot(o.bin, q)
+		if err != nil {
+			return r, err
+		}
+		lat = append(lat, d)
+		if o.vsBin != "" {
+			if d, err = oneShot(o.vsBin, q); err != nil {
+				return r, err
+			}
+			latVs = append(latVs, d)
+		}
 	}
 	r.oneshotP50 = eval.Percentile(lat, 50)
+	if len(latVs) > 0 {
+		r.oneshotVsP50 = eval.Percentile(latVs, 50)
+	}
 
 	// Served load from this process, on loopback.
 	if err := serve(ctx, o, storeURL, questions, &r); err != nil {
@@ -502,6 +524,16 @@ func report(w io.Writer, o options, rows []row) {
 	if o.storeURL != "" {
 		fmt.Fprintf(w, "store %s (server data folder %q); written GB counts only the ingest client's own writes\n", o.storeURL, o.storeDir)
 	}
+	if o.vsBin != "" {
+		fmt.Fprintf(w, "one-shot p50 also of %s/query on the same stores, its runs alternating with %s/query's: ", o.vsBin, o.bin)
+		for i, r := range rows {
+			if i > 0 {
+				fmt.Fprint(w, ", ")
+			}
+			fmt.Fprintf(w, "x%d %.0f ms (%s: %.0f ms)", r.k, ms(r.oneshotVsP50), o.bin, ms(r.oneshotP50))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scale\tfiles\ttext MB\tingest s\tingest CPU s\tingest peak RSS MB\twritten GB\twritten/store\tstore MB\tstore/text\tone-shot p50 ms\t"+
@@ -538,6 +570,9 @@ func report(w io.Writer, o options, rows []row) {
 			}
 		}
 		fmt.Fprintf(w, ", BM25 %.2fx\n", ratio(b.bm25, a.bm25))
+		if o.vsBin != "" {
+			fmt.Fprintf(w, "x%d/x%d with %s: one-shot p50 %.2fx\n", b.k, a.k, o.vsBin, ratio(b.oneshotVsP50, a.oneshotVsP50))
+		}
 	}
 	for _, r := range rows {
 		for _, s := range r.served {
