@@ -104,11 +104,20 @@ func ownerName(owner string) string {
 func (p *Pipeline) heartbeat(ctx context.Context) (stop func()) {
 	ttl := p.leaseTTL()
 	owner := p.owner()
+	return every(ctx, ttl/3, func() bool {
+		_, _ = p.Store.RenewLeases(ctx, owner, ttl)
+		return true
+	})
+}
+
+// every calls fn every d in a goroutine of its own until fn returns false,
+// ctx ends or the returned stop is called; stop waits for the goroutine.
+func every(ctx context.Context, d time.Duration, fn func() (goOn bool)) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(ttl / 3)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
@@ -117,7 +126,9 @@ func (p *Pipeline) heartbeat(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				_, _ = p.Store.RenewLeases(ctx, owner, ttl)
+				if !fn() {
+					return
+				}
 			}
 		}
 	}()

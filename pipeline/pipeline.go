@@ -96,25 +96,13 @@ func (p *Pipeline) watchStall(ctx context.Context, stop context.CancelCauseFunc)
 	if p.Stalled == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(stallPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := p.Stalled(); err != nil {
-					stop(err)
-					return
-				}
-			}
+	return every(ctx, stallPoll, func() bool {
+		if err := p.Stalled(); err != nil {
+			stop(err)
+			return false
 		}
-	}()
-	return func() { close(done) }
+		return true
+	})
 }
 
 // Progress receives ingest events; implementations must be safe for concurrent use.

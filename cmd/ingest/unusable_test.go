@@ -126,8 +126,14 @@ func TestIngestUsableAnswersNoWarning(t *testing.T) {
 // keep, points the environment at it, and makes a docs folder in a new
 // working directory.
 func proseFixture(t *testing.T, keep string) (srv *llmtest.Server, dir, docs string) {
+	return llmFixture(t, proseUnless(keep))
+}
+
+// llmFixture starts a model answering with respond, points the
+// environment at it, and makes a docs folder in a new working directory.
+func llmFixture(t *testing.T, respond llmtest.Responder) (srv *llmtest.Server, dir, docs string) {
 	t.Helper()
-	srv = llmtest.NewServer(proseUnless(keep))
+	srv = llmtest.NewServer(respond)
 	t.Cleanup(srv.Close)
 	llmEnv(t, srv)
 	dir = t.TempDir()

@@ -24,15 +24,7 @@ const recordAnswer = `("entity"<|>Grace Hopper<|>person<|>A computer scientist.)
 // answering with respond, reached through OPENAI_BASE_URL.
 func waitFixture(t *testing.T, n int, respond llmtest.Responder) (srv *llmtest.Server, dir, docs string) {
 	t.Helper()
-	srv = llmtest.NewServer(respond)
-	t.Cleanup(srv.Close)
-	llmEnv(t, srv)
-	dir = t.TempDir()
-	t.Chdir(dir)
-	docs = filepath.Join(dir, "docs")
-	if err := os.MkdirAll(docs, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	srv, dir, docs = llmFixture(t, respond)
 	for i := range n {
 		text := fmt.Sprintf("Note %d: Grace Hopper wrote the first compiler for the Harvard Mark I team.", i)
 		if err := os.WriteFile(filepath.Join(docs, fmt.Sprintf("n%d.md", i)), []byte(text), 0o644); err != nil {
