@@ -73,30 +73,42 @@ func TestQueryDeadline(t *testing.T) {
 	}
 }
 
+// enigmaStore starts a model server that answers keywords and an answer
+// about Enigma, points the environment at it, and ingests testdata into a
+// new store with embedder; from then on its embedding requests get
+// broken's reply. It returns the store's URL.
+func enigmaStore(t *testing.T, embedder string, broken func() llmtest.Reply) string {
+	t.Helper()
+	var embedBroken atomic.Bool
+	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
+		switch {
+		case r.IsEmbedding() && embedBroken.Load():
+			return broken()
+		case strings.Contains(r.Last(), "high_level_keywords"):
+			return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
+		}
+		return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+	})
+	t.Cleanup(srv.Close)
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
+	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
+	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
+	ingestWith(t, db, embedder) // fills the cache beside the store, the probe included
+	embedBroken.Store(true)
+	return db
+}
+
 // TestQueryEmbedderDown: an embedder that answers 500 at query time costs
 // the vector paths, not the query: one warning names it, full-text and
 // graph search still find passages, the answer comes back (exit 0), and
 // the question's embedding is not retried six times.
 func TestQueryEmbedderDown(t *testing.T) {
 	const embedder = "openai:text-embedding-3-small"
-	var embedDown atomic.Bool
 	var embedCalls atomic.Int64
-	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
-		switch {
-		case r.IsEmbedding() && embedDown.Load():
-			embedCalls.Add(1)
-			return llmtest.Reply{Status: http.StatusInternalServerError, Error: "embedding backend down"}
-		case strings.Contains(r.Last(), "high_level_keywords"):
-			return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
-		}
-		return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+	db := enigmaStore(t, embedder, func() llmtest.Reply {
+		embedCalls.Add(1)
+		return llmtest.Reply{Status: http.StatusInternalServerError, Error: "embedding backend down"}
 	})
-	defer srv.Close()
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
-	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
-	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
-	ingestWith(t, db, embedder)
-	embedDown.Store(true)
 
 	for _, mode := range []string{"mix", "naive", "hybrid"} {
 		for _, asJSON := range []bool{false, true} {
@@ -246,22 +258,9 @@ func TestServeReportsUsagePerRequest(t *testing.T) {
 // the passages and answer come back.
 func TestQueryEmbedderHangs(t *testing.T) {
 	const embedder = "openai:text-embedding-3-small"
-	var embedHangs atomic.Bool
-	srv := llmtest.NewServer(func(r llmtest.Request) llmtest.Reply {
-		switch {
-		case r.IsEmbedding() && embedHangs.Load():
-			return llmtest.Reply{Delay: time.Hour} // until the client leaves
-		case strings.Contains(r.Last(), "high_level_keywords"):
-			return llmtest.Reply{Content: `{"high_level_keywords": ["code breaking"], "low_level_keywords": ["Enigma"]}`}
-		}
-		return llmtest.Reply{Content: "Alan Turing led the work on Enigma at Bletchley Park [1]."}
+	db := enigmaStore(t, embedder, func() llmtest.Reply {
+		return llmtest.Reply{Delay: time.Hour} // until the client leaves
 	})
-	defer srv.Close()
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0123")
-	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
-	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
-	ingestWith(t, db, embedder) // fills the cache beside the store, the probe included
-	embedHangs.Store(true)
 
 	// About a quarter of the 4 s --deadline, less the time the query took
 	// to get to the embedding.
