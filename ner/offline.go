@@ -16,7 +16,7 @@ import (
 
 // offlineVersion names the offline extractor's behaviour; bump it whenever a
 // change alters what is extracted, since stores record it in their fingerprint.
-const offlineVersion = "offline-v2"
+const offlineVersion = "offline-v3"
 
 // Offline is the extractor docgraph uses when no language model is
 // configured: capitalised names, quoted titles, dates and measured numbers,

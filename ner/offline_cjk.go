@@ -208,13 +208,28 @@ func (x *offExtraction) joins(k, s0, s1 int) bool {
 // alnum reports a Latin letter or digit: a term may not start or end inside a word or number.
 func alnum(r rune) bool { return !cjk.Is(r) && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
-// boundary reports whether a term may span runes [i, j) of the run.
+// boundary reports whether a term may span runes [i, j) of the run: it
+// starts and ends at the edges of Latin words and numbers and of katakana
+// words, which are written whole ("バージョン" gives no "ージ").
 func (r cjkRun) boundary(i, j int) bool {
-	if i > 0 && alnum(r.runes[i]) && alnum(r.runes[i-1]) {
+	inside := func(a, b rune) bool { return alnum(a) && alnum(b) || katakana(a) && katakana(b) }
+	if i > 0 && inside(r.runes[i-1], r.runes[i]) {
 		return false
 	}
-	return j >= len(r.runes) || !(alnum(r.runes[j-1]) && alnum(r.runes[j]))
+	return j >= len(r.runes) || !inside(r.runes[j-1], r.runes[j])
 }
+
+// katakana reports a character of a katakana word: the letters, the
+// prolonged sound mark and the iteration marks, full- or half-width (not
+// the middle dot ・, which separates words).
+func katakana(r rune) bool {
+	return 0x30A1 <= r && r <= 0x30FA || 0x30FC <= r && r <= 0x30FE || 0xFF66 <= r && r <= 0xFF9F
+}
+
+// hiragana reports a hiragana letter: in Japanese the script of particles,
+// auxiliaries and inflectional endings (する, ます, される), never a
+// term on its own and never the edge of one.
+func hiragana(r rune) bool { return 0x3041 <= r && r <= 0x309F }
 
 // cjkRecurring returns the chunk's recurring terms: strings of 2 to
 // cjkMaxTerm characters seen at least twice, not inside a known term,
@@ -288,15 +303,18 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 }
 
 // cjkTermShape reports whether a string can be a term: it has a CJK
-// character, opens with no digit, and neither opens nor ends with a
-// function character nor holds 的 or 了.
+// character, opens with no digit, neither opens nor ends with a function
+// character, and holds no 的 or 了 and no hiragana. Terms that recur in
+// Japanese are kanji compounds and katakana words; the hiragana between
+// them is grammar (する, ます, され), and a term that took some in would
+// carry an ending (設定する) or a particle.
 func cjkTermShape(rs []rune) bool {
 	if unicode.IsDigit(rs[0]) || cjkStartStop[rs[0]] || cjkEndStop[rs[len(rs)-1]] {
 		return false
 	}
 	has := false
 	for _, r := range rs {
-		if r == '的' || r == '了' {
+		if r == '的' || r == '了' || hiragana(r) {
 			return false
 		}
 		has = has || cjk.Is(r)

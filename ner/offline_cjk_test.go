@@ -42,6 +42,16 @@ func TestOfflineCJKSpans(t *testing.T) {
 			want: map[string]string{"東京タワー": "document", "港区": "", "333メートル": "number"},
 		},
 		{
+			// From a rendered Japanese man page: the endings recur more
+			// than any word, and long katakana words share their tails.
+			name: "Japanese endings and katakana words", title: "passwd",
+			text: "passwd はパスワードを変更します。オプションを指定すると設定を変更します。" +
+				"バージョンを表示します。オプションを指定すると設定ファイルを削除します。" +
+				"バージョンを表示されます。パスワードを変更されます。",
+			want:  map[string]string{"オプション": "", "バージョン": "", "パスワード": "", "指定": "", "設定": ""},
+			avoid: []string{"します", "ます", "され", "されます", "すると", "ョン", "ション", "ージ", "ード", "変更します", "指定すると"},
+		},
+		{
 			name: "Korean", title: "서울",
 			text: "서울은 대한민국의 수도이다. 한강이 서울을 가로지르며, 한강은 서해로 흐른다.",
 			want: map[string]string{"서울": "document", "한강": ""},
