@@ -209,14 +209,23 @@ func (x *offExtraction) joins(k, s0, s1 int) bool {
 func alnum(r rune) bool { return !cjk.Is(r) && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
 // boundary reports whether a term may span runes [i, j) of the run: it
-// starts and ends at the edges of Latin words and numbers and of katakana
-// words, which are written whole ("バージョン" gives no "ージ").
+// starts and ends at the edges of Latin words and numbers.
 func (r cjkRun) boundary(i, j int) bool {
-	inside := func(a, b rune) bool { return alnum(a) && alnum(b) || katakana(a) && katakana(b) }
-	if i > 0 && inside(r.runes[i-1], r.runes[i]) {
+	if i > 0 && alnum(r.runes[i]) && alnum(r.runes[i-1]) {
 		return false
 	}
-	return j >= len(r.runes) || !inside(r.runes[j-1], r.runes[j])
+	return j >= len(r.runes) || !(alnum(r.runes[j-1]) && alnum(r.runes[j]))
+}
+
+// kanaWhole reports whether runes [i, j) start and end at the edges of
+// katakana runs, as a new term must: a run's tail is no word ("バージョン"
+// gives no "ージ"). Known terms are still found inside katakana compounds,
+// which Japanese writes without a break (コード in 文字コードセット).
+func (r cjkRun) kanaWhole(i, j int) bool {
+	if i > 0 && katakana(r.runes[i-1]) && katakana(r.runes[i]) {
+		return false
+	}
+	return j >= len(r.runes) || !(katakana(r.runes[j-1]) && katakana(r.runes[j]))
 }
 
 // katakana reports a character of a katakana word: the letters, the
@@ -272,7 +281,7 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 				if masked[i+n-1] || masked[i] {
 					break
 				}
-				if !r.boundary(i, i+n) || !cjkTermShape(r.runes[i:i+n]) {
+				if !r.boundary(i, i+n) || !r.kanaWhole(i, i+n) || !cjkTermShape(r.runes[i:i+n]) {
 					continue
 				}
 				counts[n][r.str(i, i+n)]++
