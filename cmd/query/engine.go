@@ -19,6 +19,7 @@ import (
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/splitter"
 	"github.com/docgraph/docgraph/store"
 )
@@ -367,11 +368,11 @@ func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (
 	return reply, err
 }
 
-func replyJSON(reply *queryReply) (*Response, bool) {
+func replyJSON(reply *queryReply) (*server.Response, bool) {
 	if reply == nil {
 		return nil, false
 	}
-	r, ok := reply.JSON.(*Response)
+	r, ok := reply.JSON.(*server.Response)
 	return r, ok
 }
 
@@ -405,7 +406,7 @@ func (e *engine) runQuery(ctx context.Context, q *queryRequest, stream io.Writer
 		return &queryReply{JSON: contextReply{Question: res.Question, Mode: res.Mode, Context: c.String(), ContextTokens: c.Tokens},
 			Context: c.String(), ContextTokens: c.Tokens}, nil
 	}
-	out := newResponse(res, c)
+	out := server.NewResponse(res, c)
 	reply := &queryReply{JSON: out, ContextTokens: c.Tokens}
 	if e.model != nil && !q.noAnswer {
 		t := time.Now()
@@ -414,7 +415,7 @@ func (e *engine) runQuery(ctx context.Context, q *queryRequest, stream io.Writer
 			return nil, err
 		}
 		res.Timings["answer"] = time.Since(t)
-		out.setAnswer(a)
+		out.SetAnswer(a)
 		reply.Sources = a.Sources
 	}
 	res.Timings["total"] = time.Since(start)
@@ -438,7 +439,7 @@ func (e *engine) logicQuery(ctx context.Context, q *queryRequest, stream io.Writ
 		return &queryReply{JSON: contextReply{Question: q.Question, Mode: retrieve.ModeLogic, Context: c, ContextTokens: out.Context.Tokens},
 			Context: c, ContextTokens: out.Context.Tokens}, nil
 	}
-	resp := newResponse(out.Result, out.Context)
+	resp := server.NewResponse(out.Result, out.Context)
 	resp.Mode = retrieve.ModeLogic
 	resp.Logic, resp.Precheck, resp.AnsweredBy, resp.FallbackReason = out.Logic.Logic, out.Precheck, out.AnsweredBy, out.Reason
 	reply := &queryReply{JSON: resp, ContextTokens: out.Context.Tokens}
@@ -449,7 +450,7 @@ func (e *engine) logicQuery(ctx context.Context, q *queryRequest, stream io.Writ
 			return nil, err
 		}
 		out.Result.Timings["answer"] = time.Since(t)
-		resp.setAnswer(a)
+		resp.SetAnswer(a)
 		reply.Sources = a.Sources
 	}
 	out.Result.Timings["total"] = time.Since(start)
@@ -547,7 +548,7 @@ func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Write
 	if err != nil {
 		return nil, err
 	}
-	out := pathResponse(res, passages)
+	out := server.NewPathResponse(res, passages)
 	if e.model != nil && len(res.Paths) > 0 && !q.noAnswer {
 		t := time.Now()
 		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}

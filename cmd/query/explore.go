@@ -510,3 +510,11 @@ func (e *engine) stats(ctx context.Context) (*statsJSON, error) {
 	out.HeapBytes = m.HeapAlloc
 	return out, nil
 }
+
+// orEmpty is s, or an empty list where s is nil, so that JSON shows [].
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

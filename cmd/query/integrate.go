@@ -17,6 +17,7 @@ import (
 	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/splitter"
 )
 
@@ -164,11 +165,11 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		}
 		out.Result.Timings["answer"] = time.Since(t)
 		out.Result.Timings["total"] = time.Since(start)
-		doc := newResponse(out.Result, out.Context)
-		doc.setAnswer(a)
+		doc := server.NewResponse(out.Result, out.Context)
+		doc.SetAnswer(a)
 		doc.Mode = retrieve.ModeLogic
 		doc.Logic, doc.Precheck, doc.AnsweredBy, doc.FallbackReason = out.Logic.Logic, out.Precheck, out.AnsweredBy, out.Reason
-		return doc.write(ctx, io.Out)
+		return doc.Write(ctx, io.Out)
 	}
 	fmt.Fprintf(io.Out, "logic form: %d step(s)\n", len(out.Logic.Logic.Steps))
 	if e := out.Logic.Logic.Error; e != "" {
@@ -249,9 +250,9 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	}
 	sources := citedSources(c.Sources, in)
 	if opts.JSON {
-		doc := newResponse(res, c)
+		doc := server.NewResponse(res, c)
 		doc.Answer, doc.Sources, doc.Integration = in.Answer, sources, in
-		return doc.write(ctx, io.Out)
+		return doc.Write(ctx, io.Out)
 	}
 	printIntegration(io.Out, in, nil)
 	var cited []retrieve.Source
@@ -336,9 +337,9 @@ func integratePaths(ctx context.Context, opts *queryOptions, io streams, model l
 		}
 	}
 	if opts.JSON {
-		doc := pathResponse(res, passages)
+		doc := server.NewPathResponse(res, passages)
 		doc.Answer, doc.Integration, doc.CandidateChunks = in.Answer, in, chunks
-		return doc.write(ctx, io.Out)
+		return doc.Write(ctx, io.Out)
 	}
 	printPaths(io, res, sources, priority, additional)
 	fmt.Fprintln(io.Out, "\nAnswer:")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/store"
 )
 
@@ -267,7 +268,7 @@ func (e *engine) search(ctx context.Context, in searchInput) (*searchOutput, err
 	if err != nil {
 		return nil, err
 	}
-	out := reply.JSON.(*Response)
+	out := reply.JSON.(*server.Response)
 	s := searchOutput{Question: out.Question, Mode: out.Mode,
 		Passages: []searchPassage{}, Entities: []searchEntity{}, Relations: []searchRelation{}}
 	for i, p := range out.Passages {

@@ -21,11 +21,12 @@ import (
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
+	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/store"
 )
 
 // modePath is `query --mode path`: LEGO-GraphRAG reasoning paths.
-const modePath = "path"
+const modePath = server.ModePath
 
 // pathFlags are path retrieval's knobs, shared by `query --mode path` and
 // `query eval --metaqa`. Flags another part of the command already
@@ -231,7 +232,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
 	at(ctx, "answer")
 	if opts.JSON {
-		out := pathResponse(res, passages)
+		out := server.NewPathResponse(res, passages)
 		if model != nil && len(res.Paths) > 0 {
 			t := time.Now()
 			if out.Answer, err = retrieve.Generate(ctx, model, msgs, nil); err != nil {
@@ -239,7 +240,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 			}
 			res.Timings["answer"] = time.Since(t)
 		}
-		return out.write(ctx, io.Out)
+		return out.Write(ctx, io.Out)
 	}
 	printPaths(io, res, sources, priority, additional)
 	if model != nil && len(res.Paths) > 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/splitter"
 	"github.com/docgraph/docgraph/store"
 )
@@ -95,19 +96,19 @@ func (f *retrievalFlags) openModels(ctx context.Context, s pipeline.Settings) (e
 	// (retrieve's embedOrWarn), so one retry is worth waiting for, not six.
 	es := s
 	es.Retries = 1
-	emb, err = openQueryEmbedder(ctx, es)
+	emb, err = server.OpenQueryEmbedder(ctx, es)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	client, err := f.model(s)
 	if err != nil {
-		closeQueryEmbedder(emb)
+		server.CloseQueryEmbedder(emb)
 		return nil, nil, nil, err
 	}
-	done = func() { closeQueryEmbedder(emb) }
+	done = func() { server.CloseQueryEmbedder(emb) }
 	if client != nil {
 		model = client
-		done = func() { client.Close(); closeQueryEmbedder(emb) }
+		done = func() { client.Close(); server.CloseQueryEmbedder(emb) }
 	}
 	return emb, model, done, nil
 }
@@ -444,7 +445,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		fmt.Fprint(io.Out, c.String())
 		return nil
 	case opts.JSON:
-		out := newResponse(res, c)
+		out := server.NewResponse(res, c)
 		if model != nil && len(res.Passages) > 0 {
 			at(ctx, "answer")
 			t := time.Now()
@@ -453,10 +454,10 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 				return err
 			}
 			res.Timings["answer"] = time.Since(t)
-			out.setAnswer(a)
+			out.SetAnswer(a)
 		}
 		res.Timings["total"] = time.Since(start)
-		return out.write(ctx, io.Out)
+		return out.Write(ctx, io.Out)
 	}
 	if len(res.Passages) == 0 {
 		fmt.Fprintln(io.Out, "no passages found (has anything been ingested into this store?)")

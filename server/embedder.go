@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/docgraph/docgraph/store"
 )
 
-// openQueryEmbedder opens s's embedder. When its endpoint fails (the
+// OpenQueryEmbedder opens s's embedder. When its endpoint fails (the
 // dimension probe is a call like any other) and the store records the
 // same embedder, the query still runs: a retryingEmbedder stands in with
 // the store's dimension, fails each embedding until the endpoint answers,
@@ -22,7 +22,7 @@ import (
 // probe gets the wait of a query's embedding (retrieve.EmbedWait): an
 // endpoint that never answers must not hold the query to its deadline
 // before retrieval has begun.
-func openQueryEmbedder(ctx context.Context, s pipeline.Settings) (embedstore.Embedder, error) {
+func OpenQueryEmbedder(ctx context.Context, s pipeline.Settings) (embedstore.Embedder, error) {
 	var emb embedstore.Embedder
 	err := retrieve.WithinEmbedWait(ctx, func(ctx context.Context) (err error) {
 		emb, err = pipeline.OpenEmbedder(ctx, s)
@@ -44,6 +44,7 @@ func openQueryEmbedder(ctx context.Context, s pipeline.Settings) (embedstore.Emb
 	return r, nil
 }
 
+// heldEmbedder is the embedder the store at s records.
 func heldEmbedder(ctx context.Context, s pipeline.Settings) (store.EmbedderInfo, error) {
 	st, err := pipeline.OpenExistingStore(ctx, s, store.Options{ReadOnly: true})
 	if err != nil {
@@ -136,8 +137,8 @@ func (e *retryingEmbedder) EmbedDocuments(ctx context.Context, texts []string) (
 	return emb.EmbedDocuments(ctx, texts)
 }
 
-// closeQueryEmbedder releases what openQueryEmbedder opened.
-func closeQueryEmbedder(emb embedstore.Embedder) {
+// CloseQueryEmbedder releases what OpenQueryEmbedder opened.
+func CloseQueryEmbedder(emb embedstore.Embedder) {
 	if r, ok := emb.(*retryingEmbedder); ok {
 		r.mu.Lock()
 		emb = r.real

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -58,6 +58,10 @@ type Response struct {
 	LLMUsage llm.UsageCounts `json:"llm_usage"`
 }
 
+// ModePath is the mode of a path query: the knowledge-graph paths between
+// the question's entities rather than ranked passages.
+const ModePath = "path"
+
 // PathSearch is path mode's account of its search.
 type PathSearch struct {
 	Spec       string         `json:"spec"`
@@ -71,9 +75,9 @@ type PathSearch struct {
 	Notes      []string     `json:"notes"`
 }
 
-// newResponse is the Response of a passage retrieval (every mode but path)
+// NewResponse is the Response of a passage retrieval (every mode but path)
 // laid out as context c.
-func newResponse(res *retrieve.Result, c *retrieve.Context) *Response {
+func NewResponse(res *retrieve.Result, c *retrieve.Context) *Response {
 	r := &Response{
 		Question: res.Question, Mode: res.Mode,
 		Passages: res.Passages, Entities: res.Entities, Relations: res.Relations, Facts: res.Facts,
@@ -86,11 +90,11 @@ func newResponse(res *retrieve.Result, c *retrieve.Context) *Response {
 	return r
 }
 
-// pathResponse is the Response of a path retrieval; passages are the
+// NewPathResponse is the Response of a path retrieval; passages are the
 // chunks its paths came from.
-func pathResponse(res *paths.Result, passages []retrieve.Passage) *Response {
+func NewPathResponse(res *paths.Result, passages []retrieve.Passage) *Response {
 	return &Response{
-		Question: res.Question, Mode: modePath, Paths: res.Paths, Passages: passages, Timings: res.Timings, Warnings: []string{},
+		Question: res.Question, Mode: ModePath, Paths: res.Paths, Passages: passages, Timings: res.Timings, Warnings: []string{},
 		PathSearch: &PathSearch{
 			Spec: res.Spec, Seeds: res.Seeds, Subgraph: res.Subgraph, Candidates: res.Candidates,
 			Priority: res.Priority, Additional: res.Additional, Notes: res.Notes,
@@ -98,8 +102,8 @@ func pathResponse(res *paths.Result, passages []retrieve.Passage) *Response {
 	}
 }
 
-// setAnswer records the model's answer and which sources it cites.
-func (r *Response) setAnswer(a *retrieve.AnswerResult) {
+// SetAnswer records the model's answer and which sources it cites.
+func (r *Response) SetAnswer(a *retrieve.AnswerResult) {
 	r.Answer, r.Sources = a.Text, a.Sources
 }
 
@@ -134,15 +138,16 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(out))
 }
 
-// write prints r as indented JSON.
-// write prints r with the model usage counted under ctx (llm.WithUsage).
-func (r *Response) write(ctx context.Context, w io.Writer) error {
+// Write prints r as indented JSON, with the model usage counted under ctx
+// (llm.WithUsage).
+func (r *Response) Write(ctx context.Context, w io.Writer) error {
 	r.LLMUsage = llm.UsageFrom(ctx).Counts()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
+// orEmpty is s, or an empty list where s is nil, so that JSON shows [].
 func orEmpty[T any](s []T) []T {
 	if s == nil {
 		return []T{}
