@@ -179,7 +179,7 @@ x = {raw}
 			not:  []string{"documentclass", "amsmath", "a comment", "A. Author", "moon", `\section`},
 		},
 		{
-			name: "gzipped text", file: "changelog.Debian.gz", format: "txt", title: "changelog.Debian",
+			name: "gzipped text", file: "changelog.Debian.gz", format: "txt", title: "001 changelog.Debian",
 			data: func(t *testing.T) []byte { return gzipOf(t, []byte("pkg (1.0) unstable; urgency=low\n")) },
 			want: []string{"pkg (1.0) unstable"},
 		},

@@ -95,7 +95,8 @@ func fileTitle(path string) string {
 		}
 		base = strings.TrimSuffix(base, ext)
 	}
-	if GenericTitle(base) {
+	stem, _, _ := strings.Cut(base, ".")
+	if GenericTitle(base) || GenericTitle(stem) {
 		if dir := filepath.Base(filepath.Dir(path)); dir != "." && dir != string(filepath.Separator) && dir != "" {
 			return dir + " " + base
 		}
