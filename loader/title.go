@@ -73,7 +73,7 @@ func pickTitle(meta string, headings []string, path string) string {
 
 // titleLine makes one line of at most 200 runes of s.
 func titleLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " ")
 	if r := []rune(s); len(r) > 200 {
 		s = strings.TrimSpace(string(r[:200]))
 	}
