@@ -197,8 +197,17 @@ x = {raw}
 		},
 		{
 			name: "markdown skips a generic first heading", file: "README.md", format: "md", title: "axios",
-			data: func(*testing.T) []byte { return []byte("# Table of Contents\n\n- a\n\n# axios\n\nPromise based client.\n") },
+			data: func(*testing.T) []byte {
+				return []byte("# Table of Contents\n\n- a\n\n# axios\n\nPromise based client.\n")
+			},
 			want: []string{"Promise based client."},
+		},
+		{
+			name: "markdown title without badges and code marks", file: "README.md", format: "md", title: "cssesc for x",
+			data: func(*testing.T) []byte {
+				return []byte("# cssesc [![Build status](https://travis-ci.org/x.svg)](https://travis-ci.org/x) for [`x`](http://x)\n\nText.\n")
+			},
+			want: []string{"Text."},
 		},
 		{
 			name: "generic name takes its folder", file: "README.md", format: "md", title: "",

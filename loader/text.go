@@ -160,14 +160,14 @@ func markdownTitle(text string) string {
 		}
 		if indent < 4 {
 			if t, ok := atxHeading(trimmed); ok {
-				if t != "" && !GenericTitle(t) {
+				if t = markdownInline(t); t != "" && !GenericTitle(t) {
 					return t
 				}
 				para = nil
 				continue
 			}
 			if len(para) > 0 && isSetextUnderline(trimmed) {
-				if t := strings.Join(para, " "); !GenericTitle(t) {
+				if t := markdownInline(strings.Join(para, " ")); t != "" && !GenericTitle(t) {
 					return t
 				}
 				para = nil

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -20,6 +21,7 @@ func init() {
 		"foreword", "about", "home", "title", "untitled", "document",
 		"chapter 1", "chapter one", "welcome", "main page",
 		"changelog", "change log", "license", "table of content", "slide 1", "agenda",
+		"news", "changes", "usage", "authors", "copying", "todo", "history", "what's new",
 		// German
 		"inhalt", "inhaltsverzeichnis", "einleitung", "einführung", "übersicht", "überblick",
 		"vorwort", "zusammenfassung", "inhaltsübersicht", "kapitel 1", "unbenannt",
@@ -102,4 +104,25 @@ func fileTitle(path string) string {
 		}
 	}
 	return base
+}
+
+var (
+	mdBadge = regexp.MustCompile(`\[!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])\](?:\([^)]*\)|\[[^\]]*\])`)
+	mdImage = regexp.MustCompile(`!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])`)
+	mdLink  = regexp.MustCompile(`\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])`)
+	mdTag   = regexp.MustCompile(`</?[A-Za-z][^>]*>`)
+)
+
+// markdownInline reduces a Markdown heading to its words: badges, images
+// and HTML tags go, links keep their text, code and emphasis marks go.
+func markdownInline(s string) string {
+	if !strings.ContainsAny(s, "[]`*_<") {
+		return s
+	}
+	s = mdBadge.ReplaceAllString(s, "")
+	s = mdImage.ReplaceAllString(s, "")
+	s = mdLink.ReplaceAllString(s, "$1")
+	s = mdTag.ReplaceAllString(s, "")
+	s = strings.NewReplacer("`", "", "**", "", "__", "").Replace(s)
+	return strings.Join(strings.Fields(s), " ")
 }
