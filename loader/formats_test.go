@@ -42,9 +42,9 @@ func TestLoadFormats(t *testing.T) {
 opens at <b>six</b>.</p><ul><li>Boats</li><li>Nets</li></ul>
 <table><tr><th>Day</th><th>Hours</th></tr><tr><td>Monday</td><td>6-18</td></tr></table>
 <pre>line one
-    indented two</pre><footer>Copyright footer</footer></body></html>`)
+    indented two</pre><article><header><h2>Article Heading</h2></header><p>Story.</p></article><footer>Copyright footer</footer></body></html>`)
 			},
-			want: []string{"The harbour opens at six.", "- Boats\n- Nets", "Day\tHours\nMonday\t6-18", "line one\n    indented two"},
+			want: []string{"The harbour opens at six.", "- Boats\n- Nets", "Day\tHours\nMonday\t6-18", "line one\n    indented two", "Article Heading\n\nStory."},
 			not:  []string{"secret", "color", "Site banner", "Home", "Copyright footer"},
 		},
 		{

@@ -169,7 +169,7 @@ func (w *htmlWriter) walk(n *html.Node, depth int) {
 			}
 			return
 		}
-		if htmlSkip[n.DataAtom] || hasAttr(n, "hidden") || strings.EqualFold(attrOf(n, "aria-hidden"), "true") {
+		if htmlSkip[n.DataAtom] && !inContent(n) || hasAttr(n, "hidden") || strings.EqualFold(attrOf(n, "aria-hidden"), "true") {
 			return
 		}
 	case html.DocumentNode:
@@ -242,6 +242,21 @@ func (w *htmlWriter) text(s string) {
 	}
 	w.out.WriteString(strings.Join(fields, " "))
 	w.space = isHTMLSpace(rune(s[len(s)-1]))
+}
+
+// inContent reports whether a header or footer belongs to an article or
+// section (its heading, its byline) rather than to the page's frame.
+func inContent(n *html.Node) bool {
+	if n.DataAtom != atom.Header && n.DataAtom != atom.Footer {
+		return false
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		switch p.DataAtom {
+		case atom.Article, atom.Main, atom.Section:
+			return true
+		}
+	}
+	return false
 }
 
 func isHTMLSpace(r rune) bool {
