@@ -158,7 +158,7 @@ type watcher struct {
 	// unsupported holds new files of a type no loader reads, reported once
 	// each (an editor saving one sends many events).
 	unsupported map[string]bool
-	wake  chan struct{}
+	wake        chan struct{}
 }
 
 // pending is a queued change of one path.
