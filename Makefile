@@ -21,6 +21,12 @@ test-race:
 # Short fuzzing runs happen in CI (fuzz-ci); this one digs longer.
 fuzz:
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadPDF -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadDOCX -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadPPTX -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadODF -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadEPUB -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadHTML -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadGzip -fuzztime $(FUZZTIME)
 	$(GO) test ./splitter -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME)
 
 fuzz-ci:

@@ -24,7 +24,7 @@ func ExampleLoader_Load() {
 	}
 	fmt.Printf("%s (%s): %q\n", doc.Title, doc.Format, doc.Text)
 
-	_, err = l.Load(context.Background(), filepath.Join(dir, "slides.pptx"))
+	_, err = l.Load(context.Background(), filepath.Join(dir, "sheet.xlsx"))
 	fmt.Println(errors.Is(err, loader.ErrUnsupported))
 	// Output:
 	// Meeting Notes (md): "# Meeting Notes\n\nShip on Friday.\n"

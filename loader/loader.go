@@ -1,4 +1,6 @@
-// Package loader is docgraph's first stage: it reads .txt, Markdown and PDF files into Documents.
+// Package loader is docgraph's first stage: it reads text, Markdown, PDF,
+// HTML, Office Open XML (DOCX, PPTX), OpenDocument (ODT, ODP), EPUB,
+// reStructuredText and LaTeX files, plain or gzipped, into Documents.
 // It normalises text (BOM, CRLF, invalid UTF-8) and rebuilds PDF words and lines from glyph positions.
 package loader
 
@@ -13,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -23,9 +26,9 @@ type Document struct {
 	ID      string // first 32 hex chars of sha256(Text): identical text, identical ID
 	Hash    string // full hex sha256 of Text
 	Path    string
-	Title   string // first Markdown heading, PDF metadata title, else the file name without extension
+	Title   string // metadata title, else the first heading that is not generic, else from the file name
 	Text    string // UTF-8, LF line ends
-	Format  string // "txt", "md" or "pdf"
+	Format  string // "txt", "md", "pdf", "html", "docx", "pptx", "odt", "odp", "epub", "rst" or "tex"; gzipped files carry the inner format
 	Size    int64  // bytes on disk
 	ModTime time.Time
 	// Warnings are problems that were repaired rather than rejected, one
@@ -70,19 +73,25 @@ var (
 	ErrInvalidUTF8  = errors.New("invalid UTF-8")
 	ErrMalformedPDF = errors.New("malformed PDF")
 	ErrEncryptedPDF = errors.New("encrypted PDF")
+	// ErrMalformed is a document other than a PDF whose container or
+	// markup cannot be read: a broken zip or gzip, a missing part, XML
+	// that is not well formed, nests too deeply or declares entities.
+	ErrMalformed = errors.New("malformed document")
+	// ErrEncrypted is a password-protected Office, OpenDocument or EPUB file.
+	ErrEncrypted = errors.New("encrypted document")
 )
 
 // Version names the loader's way of reading files. A file that failed to
 // load for a reason in its own bytes is not read again while it and the
 // loader stay the same; change Version when the loader reads more files.
-const Version = "2026-11-23"
+const Version = "2026-11-27"
 
 // InContent reports whether err is a load failure caused by the file's
 // bytes alone (empty, binary, invalid UTF-8, malformed or encrypted PDF):
 // the same bytes fail the same way with the same loader. A size limit, an
 // unsupported name or an I/O error are not: they depend on settings or luck.
 func InContent(err error) bool {
-	for _, c := range []error{ErrEmpty, ErrBinary, ErrInvalidUTF8, ErrMalformedPDF, ErrEncryptedPDF} {
+	for _, c := range []error{ErrEmpty, ErrBinary, ErrInvalidUTF8, ErrMalformedPDF, ErrEncryptedPDF, ErrMalformed, ErrEncrypted} {
 		if errors.Is(err, c) {
 			return true
 		}
@@ -146,17 +155,63 @@ func New(opts ...Option) *Loader {
 	return l
 }
 
+// formats maps file extensions to the format they are read as when the
+// content does not say otherwise (see sniff).
 var formats = map[string]string{
 	".txt":      "txt",
 	".text":     "txt",
 	".md":       "md",
 	".markdown": "md",
 	".pdf":      "pdf",
+	".html":     "html",
+	".htm":      "html",
+	".xhtml":    "html",
+	".xht":      "html",
+	".docx":     "docx",
+	".pptx":     "pptx",
+	".odt":      "odt",
+	".odp":      "odp",
+	".epub":     "epub",
+	".rst":      "rst",
+	".rest":     "rst",
+	".tex":      "tex",
+	".latex":    "tex",
 }
 
-// Supported reports whether Load handles path, judged by its extension alone.
+// Extensions lists the file extensions Load reads, sorted, for messages.
+func Extensions() []string {
+	exts := make([]string, 0, len(formats)+1)
+	for e := range formats {
+		exts = append(exts, e)
+	}
+	exts = append(exts, ".gz")
+	sort.Strings(exts)
+	return exts
+}
+
+// Supported reports whether Load handles path, judged by its name alone.
+// A gzipped file is supported when its inner name is, or when the inner
+// name has no extension or is a changelog, NEWS or README (as in
+// /usr/share/doc), whose content then decides.
 func Supported(path string) bool {
-	_, ok := formats[strings.ToLower(filepath.Ext(path))]
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".gz" {
+		inner := strings.TrimSuffix(path, filepath.Ext(path))
+		if strings.EqualFold(filepath.Ext(inner), ".gz") {
+			return false
+		}
+		if Supported(inner) || filepath.Ext(inner) == "" {
+			return true
+		}
+		base := strings.ToLower(filepath.Base(inner))
+		for _, p := range []string{"changelog", "news", "readme", "changes", "copyright", "todo", "faq"} {
+			if strings.HasPrefix(base, p) {
+				return true
+			}
+		}
+		return false
+	}
+	_, ok := formats[ext]
 	return ok
 }
 
@@ -173,44 +228,107 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ext := filepath.Ext(path)
-	format, ok := formats[strings.ToLower(ext)]
-	if !ok {
-		if ext == "" {
-			return nil, fmt.Errorf("%w: no file extension", ErrUnsupported)
+	if !Supported(path) {
+		if ext := filepath.Ext(path); ext != "" {
+			return nil, fmt.Errorf("%w: extension %q", ErrUnsupported, ext)
 		}
-		return nil, fmt.Errorf("%w: extension %q", ErrUnsupported, ext)
+		return nil, fmt.Errorf("%w: no file extension", ErrUnsupported)
 	}
 	data, info, err := l.read(path)
 	if err != nil {
 		return nil, err
 	}
+	p, err := l.parse(ctx, path, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	doc := NewDocument(path, p.format, pickTitle(p.title, p.headings, path), p.text)
+	doc.Size = info.Size()
+	doc.ModTime = info.ModTime()
+	doc.Issues, doc.Warnings = p.warnings, messages(p.warnings)
+	return doc, nil
+}
+
+// parsed is what a format's reader makes of a file's bytes.
+type parsed struct {
+	format   string
+	text     string
+	title    string   // from the format's metadata, "" if none
+	headings []string // in document order, for a title when metadata has none
+	warnings []Warning
+}
+
+// parse reads data as the format its content shows, else as its name
+// says. depth counts gzip layers, of which one is read.
+func (l *Loader) parse(ctx context.Context, name string, data []byte, depth int) (*parsed, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%w: file is empty or only whitespace", ErrEmpty)
 	}
-
-	var text, title string
-	var warnings []Warning
+	ext := strings.ToLower(filepath.Ext(name))
+	byName := formats[ext]
+	format, err := sniff(data, byName)
+	if err != nil {
+		return nil, err
+	}
+	if format == "" && byName == "" && ext == ".gz" {
+		format = "gzip"
+	}
+	if format == "" {
+		format = byName
+	}
+	if format == "" {
+		// A gzipped file's inner name without a known extension: read as
+		// text, or HTML if it looks like it.
+		format = "txt"
+		if looksHTML(data) {
+			format = "html"
+		}
+	}
+	var p *parsed
 	switch format {
+	case "gzip":
+		if depth > 0 {
+			return nil, fmt.Errorf("%w: gzip inside gzip", ErrMalformed)
+		}
+		return l.gunzip(ctx, name, data, depth)
 	case "pdf":
+		var text, title string
+		var warnings []Warning
 		text, title, warnings, err = extractPDF(ctx, data)
+		p = &parsed{text: text, title: title, warnings: warnings}
+	case "html":
+		p, err = l.html(data)
+	case "docx":
+		p, err = l.docx(ctx, data)
+	case "pptx":
+		p, err = l.pptx(ctx, data)
+	case "odt", "odp":
+		p, err = l.odf(ctx, data)
+	case "epub":
+		p, err = l.epub(ctx, data)
+	case "rst":
+		p, err = l.rst(data)
+	case "tex":
+		p, err = l.latex(data)
 	default:
+		var text string
+		var warnings []Warning
 		text, warnings, err = decodeText(data, l.utf8)
+		p = &parsed{text: text, warnings: warnings}
 		if err == nil && format == "md" {
-			title = markdownTitle(text)
+			p.title = markdownTitle(text)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if title == "" {
-		title = strings.TrimSuffix(filepath.Base(path), ext)
+	if p.format == "" {
+		p.format = format
 	}
-	doc := NewDocument(path, format, title, text)
-	doc.Size = info.Size()
-	doc.ModTime = info.ModTime()
-	doc.Issues, doc.Warnings = warnings, messages(warnings)
-	return doc, nil
+	if strings.TrimSpace(p.text) == "" {
+		return nil, fmt.Errorf("%w: no text in the %s file", ErrEmpty, p.format)
+	}
+	return p, nil
 }
 
 // read returns the whole file, refusing anything over the size limit. The

@@ -134,7 +134,7 @@ func TestLoadErrors(t *testing.T) {
 		{"control characters", file("ctl.md", strings.Repeat("ab\x01\x02\x03\x04", 50)), nil, loader.ErrBinary, "control characters"},
 		{"invalid UTF-8 rejected", file("latin1.txt", "ok caf\xE9 and na\xEFve"), []loader.Option{loader.WithInvalidUTF8(loader.Reject)}, loader.ErrInvalidUTF8, "2 bad bytes, first at byte 6"},
 		{"too large", file("big.txt", string(big)), []loader.Option{loader.WithMaxBytes(100)}, loader.ErrTooLarge, "is 120 bytes, over --max-file-size 100 bytes"},
-		{"unsupported extension", file("report.docx", "PK"), nil, loader.ErrUnsupported, `".docx"`},
+		{"unsupported extension", file("report.xlsx", "PK"), nil, loader.ErrUnsupported, `".xlsx"`},
 		{"no extension", file("README", "hello"), nil, loader.ErrUnsupported, "no file extension"},
 		{"directory", func(t *testing.T) string {
 			dir := filepath.Join(t.TempDir(), "notes.md")
@@ -222,7 +222,7 @@ func TestRepairIsTheDefault(t *testing.T) {
 func TestSupported(t *testing.T) {
 	for path, want := range map[string]bool{
 		"a.txt": true, "dir/b.TEXT": true, "c.md": true, "d.Markdown": true, "e.PDF": true,
-		"f.docx": false, "g": false, "h.txt.gz": false, ".md/x": false, "md": false,
+		"f.xlsx": false, "g": false, "h.tar.gz": false, ".md/x": false, "md": false,
 	} {
 		if got := loader.Supported(path); got != want {
 			t.Errorf("Supported(%q) = %v, want %v", path, got, want)

@@ -160,14 +160,18 @@ func markdownTitle(text string) string {
 		}
 		if indent < 4 {
 			if t, ok := atxHeading(trimmed); ok {
-				if t != "" {
+				if t = markdownInline(t); t != "" && !GenericTitle(t) {
 					return t
 				}
 				para = nil
 				continue
 			}
 			if len(para) > 0 && isSetextUnderline(trimmed) {
-				return strings.Join(para, " ")
+				if t := markdownInline(strings.Join(para, " ")); t != "" && !GenericTitle(t) {
+					return t
+				}
+				para = nil
+				continue
 			}
 		}
 		if strings.TrimSpace(line) == "" {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/docgraph/docgraph/cjk"
+	"github.com/docgraph/docgraph/loader"
 )
 
 // offlineVersion names the offline extractor's behaviour; bump it whenever a
@@ -221,8 +222,10 @@ func (x *offExtraction) run(ctx context.Context, title string) error {
 	x.spans = slices.Grow(s.spans[:0], len(x.toks)/6+4)
 	x.title = strings.Join(strings.Fields(strings.ToValidUTF8(title, "")), " ")
 	x.titleKey = offKey(x.title)
-	if x.titleKey == "" {
-		x.title = ""
+	if x.titleKey == "" || loader.GenericTitle(x.title) {
+		// "Table of Contents" or "README" names no document: as an entity
+		// it would join every document so titled (issue 25).
+		x.title, x.titleKey = "", ""
 	}
 	if base, hint, ok := offSplitParenthesis(x.title); ok {
 		x.alias, x.aliasKey = base, offKey(base)

@@ -949,7 +949,7 @@ func Walk(paths []string) ([]string, []FileResult, error) {
 		case info.IsDir():
 			walkFolder(abs, add, &passed)
 		case !loader.Supported(abs):
-			fail(abs, fmt.Sprintf("%s: unsupported file type (want .txt, .md or .pdf)", p))
+			fail(abs, fmt.Sprintf("%s: unsupported file type (want one of %s)", p, strings.Join(loader.Extensions(), " ")))
 		case !info.Mode().IsRegular():
 			fail(abs, fmt.Sprintf("%s: not a regular file (%s)", p, fileKind(info.Mode())))
 		default:

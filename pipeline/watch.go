@@ -155,7 +155,10 @@ type watcher struct {
 	mu    sync.Mutex
 	dirs  map[string]bool    // folders with a watch
 	queue map[string]pending // path -> its queued change
-	wake  chan struct{}
+	// unsupported holds new files of a type no loader reads, reported once
+	// each (an editor saving one sends many events).
+	unsupported map[string]bool
+	wake        chan struct{}
 }
 
 // pending is a queued change of one path.
@@ -305,6 +308,10 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 			w.enqueue(f, w.cfg.debounce, false)
 		}
 	case err == nil:
+		if info.Mode().IsRegular() && !loader.Supported(name) && !w.ig.Skip(name, false) {
+			w.reportUnsupported(name)
+			return
+		}
 		if !info.Mode().IsRegular() || !loader.Supported(name) || w.ig.Skip(name, false) {
 			return
 		}
@@ -334,6 +341,21 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 		w.enqueue(name, w.cfg.debounce+w.cfg.debounce/2, wasDir)
 	default:
 		w.warn(fmt.Errorf("watch %s: %w", name, err))
+	}
+}
+
+// reportUnsupported tells once per path that a file in the tree is of a
+// type docgraph does not read, so a new notes.xlsx is not silently ignored.
+func (w *watcher) reportUnsupported(name string) {
+	w.mu.Lock()
+	if w.unsupported == nil {
+		w.unsupported = map[string]bool{}
+	}
+	seen := w.unsupported[name]
+	w.unsupported[name] = true
+	w.mu.Unlock()
+	if !seen {
+		w.report(FileResult{Path: name, Outcome: Unsupported, Error: unsupportedReason(name)})
 	}
 }
 

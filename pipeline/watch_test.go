@@ -247,6 +247,27 @@ func TestWatchCreateModifyDelete(t *testing.T) {
 	r.wantPaths("ada.md:done")
 }
 
+func TestWatchReportsUnsupportedOnce(t *testing.T) {
+	t.Parallel()
+	r := startWatch(t, testDebounce, nil)
+	for i := range 3 {
+		r.write("budget.xlsx", fmt.Sprintf("not a spreadsheet really %d", i))
+	}
+	got := r.waitChange("budget.xlsx", pipeline.Unsupported)
+	if !strings.Contains(got.Error, "unsupported file type .xlsx") {
+		t.Errorf("reason = %q", got.Error)
+	}
+	r.write("notes.html", "<html><body><p>Ada Lovelace wrote notes.</p></body></html>")
+	r.waitChange("notes.html", pipeline.Added)
+	r.write("budget.xlsx", "again")
+	r.write("sentinel.md", "Charles Babbage.\n")
+	r.waitChange("sentinel.md", pipeline.Added)
+	changes := r.finish()
+	if n := count(changes, r.path("budget.xlsx")); n != 1 {
+		t.Fatalf("an unsupported file should be reported once, got %d:%s", n, r.describe())
+	}
+}
+
 func TestWatchBurstIsOneIngest(t *testing.T) {
 	t.Parallel()
 	// A longer quiet period than the other tests: the burst below is a tight

@@ -199,7 +199,7 @@ func TestIngestOddPaths(t *testing.T) {
 		"failed: " + filepath.Join(docs, "locked") + ": cannot read folder: permission denied",
 		"failed: " + fifo + ": not a regular file (a named pipe)",
 		"not a regular file (a named pipe)",
-		"not ingested, as no txt, md or pdf documents: 1 no file extension (--json lists them)",
+		"not ingested, as of no supported type: 1 no file extension (--json lists them)",
 	} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, r.Stdout)

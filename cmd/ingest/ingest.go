@@ -75,8 +75,9 @@ func newRootCmd(io streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ingest [flags] PATH...",
 		Version: docgraph.VersionString(),
-		Short:   "Build or update the knowledge graph from files and folders (txt, md, pdf)",
-		Long: `ingest loads txt, md and pdf files (folders recursively), splits them into
+		Short:   "Build or update the knowledge graph from files and folders (txt, md, pdf, html, docx, pptx, odt, odp, epub, rst, tex, gzipped)",
+		Long: `ingest loads txt, md, pdf, html, docx, pptx, odt, odp, epub, rst and tex
+files, plain or gzipped (folders recursively), splits them into
 token-bounded chunks, extracts entities and relations, embeds them and stores
 the graph. Unchanged files are skipped; changed files replace their old version.
 
@@ -310,7 +311,7 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		}
 	}
 	if s.Unsupported > 0 {
-		fmt.Fprintf(w, "not ingested, as no txt, md or pdf documents: %s (--json lists them)\n", unsupportedCounts(s.UnsupportedFiles))
+		fmt.Fprintf(w, "not ingested, as of no supported type: %s (--json lists them)\n", unsupportedCounts(s.UnsupportedFiles))
 	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "stopped: %d files not started; they are picked up by the next run\n", s.Skipped)

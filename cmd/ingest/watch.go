@@ -213,7 +213,7 @@ func changeLine(at time.Time, r pipeline.FileResult) string {
 		return fmt.Sprintf("%s: %d chunks, %d entities and %d relations removed", head, r.Chunks, r.Entities, r.Relations)
 	case pipeline.Renamed:
 		return head + ": graph kept"
-	case pipeline.Failed:
+	case pipeline.Failed, pipeline.Unsupported:
 		return head + ": " + cli.OneLine(r.Error, maxErrorBytes)
 	case pipeline.Claimed:
 		return head + ": " + claimedLine(r)

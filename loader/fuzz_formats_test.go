@@ -1,0 +1,70 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/docgraph/docgraph/loader"
+)
+
+// fuzzLoad checks that no input under the given file name makes Load
+// panic or hang, and that every result is a document with valid,
+// non-empty UTF-8 text or a *FileError for the file.
+func fuzzLoad(f *testing.F, name string, seeds ...[]byte) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	l := loader.New(loader.WithMaxBytes(1 << 20))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := l.Load(context.Background(), path)
+		if err != nil {
+			var fe *loader.FileError
+			if !errors.As(err, &fe) || fe.Path != path {
+				t.Fatalf("error %v (%T) is not a *FileError for the file", err, err)
+			}
+			return
+		}
+		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
+			t.Fatalf("invalid UTF-8 in text %q or title %q", doc.Text, doc.Title)
+		}
+		if strings.TrimSpace(doc.Text) == "" {
+			t.Fatal("document with no text returned without ErrEmpty")
+		}
+	})
+}
+
+func FuzzLoadDOCX(f *testing.F) {
+	fuzzLoad(f, "fuzz.docx",
+		docxOf(f, "Title", wpara("Heading1", "Head")+wpara("", "Body")+`<w:tbl><w:tr><w:tc>`+wpara("", "c")+`</w:tc></w:tr></w:tbl>`),
+		docxOf(f, "", wpara("", "x"), part{"word/footnotes.xml", `<w:footnotes ` + wns + `>` + wpara("", "n") + `</w:footnotes>`}))
+}
+
+func FuzzLoadPPTX(f *testing.F) { fuzzLoad(f, "fuzz.pptx", pptxOf(f)) }
+
+func FuzzLoadODF(f *testing.F) {
+	fuzzLoad(f, "fuzz.odt",
+		odfOf(f, "application/vnd.oasis.opendocument.text", "T", `<office:text><text:h>H</text:h><text:p>a<text:s text:c="3"/>b<text:note><text:note-body><text:p>n</text:p></text:note-body></text:note></text:p></office:text>`),
+		odfOf(f, "application/vnd.oasis.opendocument.presentation", "", `<office:presentation><draw:page><text:p>s</text:p></draw:page></office:presentation>`))
+}
+
+func FuzzLoadEPUB(f *testing.F) { fuzzLoad(f, "fuzz.epub", epubOf(f, "T"), epubOf(f, "")) }
+
+func FuzzLoadHTML(f *testing.F) {
+	fuzzLoad(f, "fuzz.html",
+		[]byte(`<!DOCTYPE html><html><head><meta charset="iso-8859-1"><title>T</title></head><body><h1>H</h1><p>a <b>b</b></p><table><tr><td>1</td><td>2</td></tr></table><pre> x
+ y</pre></body></html>`),
+		[]byte(`<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>`))
+}
+
+func FuzzLoadGzip(f *testing.F) {
+	fuzzLoad(f, "fuzz.txt.gz", gzipOf(f, []byte("hello\n")), gzipOf(f, docxOf(f, "T", wpara("", "x"))))
+}
