@@ -14,7 +14,8 @@ import (
 
 // fuzzLoad checks that no input under the given file name makes Load
 // panic or hang, and that every result is a document with valid,
-// non-empty UTF-8 text or a *FileError for the file.
+// non-empty UTF-8 text and an ID and hash of that text, or a *FileError
+// for the file.
 func fuzzLoad(f *testing.F, name string, seeds ...[]byte) {
 	for _, s := range seeds {
 		f.Add(s)
@@ -38,6 +39,9 @@ func fuzzLoad(f *testing.F, name string, seeds ...[]byte) {
 		}
 		if strings.TrimSpace(doc.Text) == "" {
 			t.Fatal("document with no text returned without ErrEmpty")
+		}
+		if want := loader.NewDocument(path, doc.Format, doc.Title, doc.Text); doc.ID != want.ID || doc.Hash != want.Hash {
+			t.Fatalf("ID/Hash %s/%s not derived from the text", doc.ID, doc.Hash)
 		}
 	})
 }
