@@ -35,7 +35,7 @@ type Document struct {
 	Path        string
 	Title       string
 	Hash        string // full content hash (hex sha256 of the text)
-	Format      string // txt, md, pdf, kg
+	Format      string // the loader's format (txt, md, pdf, html, docx, ...), or kg for an imported triple file
 	Fingerprint string // pipeline settings that produced the chunks and graph
 	Status      Status
 	Error       string // reason when Status is failed
