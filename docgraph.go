@@ -133,38 +133,23 @@ func Open(ctx context.Context, storeURL string, opts ...Option) (*Graph, error) 
 	if strings.TrimSpace(storeURL) != "" {
 		s.Store = storeURL
 	}
-	for attempt := 0; ; attempt++ {
-		models, err := pipeline.NewModels(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		st, err := pipeline.OpenStore(ctx, s, models.Embedder, models.Merger())
-		var mm *store.EmbedderMismatchError
-		if errors.As(err, &mm) && !explicitEmbedder && attempt == 0 {
-			// An existing store is read and extended with the embedder
-			// its vectors were made by.
-			models.Close()
-			s.Embedder = mm.Held.Spec()
-			continue
-		}
-		if err != nil {
-			models.Close()
-			return nil, err
-		}
-		p, err := pipeline.New(s, models, st)
-		if err != nil {
-			st.Close()
-			models.Close()
-			return nil, err
-		}
-		var chat llms.Model
-		if models.Chat != nil {
-			chat = models.Chat
-		}
-		g := &Graph{settings: s, models: models, st: st, pipe: p, cfg: cfg}
-		g.ret = retrieve.New(st, models.Embedder, retrieve.WithConfig(cfg.retrieve), retrieve.WithModel(chat))
-		return g, nil
+	models, st, _, err := pipeline.OpenForWrite(ctx, &s, explicitEmbedder)
+	if err != nil {
+		return nil, err
 	}
+	p, err := pipeline.New(s, models, st)
+	if err != nil {
+		st.Close()
+		models.Close()
+		return nil, err
+	}
+	var chat llms.Model
+	if models.Chat != nil {
+		chat = models.Chat // not a typed nil in the interface
+	}
+	g := &Graph{settings: s, models: models, st: st, pipe: p, cfg: cfg}
+	g.ret = retrieve.New(st, models.Embedder, retrieve.WithConfig(cfg.retrieve), retrieve.WithModel(chat))
+	return g, nil
 }
 
 // Close releases the store and the models. Index files of an embedded

@@ -138,6 +138,33 @@ func NewModels(ctx context.Context, s Settings, extra ...llm.Option) (*Models, e
 	return m, nil
 }
 
+// OpenForWrite builds the models s names and opens the store for writing
+// with them. Unless the embedder was chosen (explicitEmbedder), a store
+// holding another embedder's vectors (one made before the offline
+// embedder's current version, or with a provider's) is opened with that
+// embedder instead, so that it is extended with vectors like its own;
+// adopted then says which, and s.Embedder is its spec. extra client
+// options follow those s asks for, as in NewModels.
+func OpenForWrite(ctx context.Context, s *Settings, explicitEmbedder bool, extra ...llm.Option) (m *Models, st store.Store, adopted *store.EmbedderInfo, err error) {
+	for {
+		m, err := NewModels(ctx, *s, extra...)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		st, err := OpenStore(ctx, *s, m.Embedder, m.Merger())
+		if err == nil {
+			return m, st, adopted, nil
+		}
+		m.Close()
+		var mm *store.EmbedderMismatchError
+		if explicitEmbedder || adopted != nil || !errors.As(err, &mm) {
+			return nil, nil, nil, err
+		}
+		held := mm.Held
+		adopted, s.Embedder = &held, held.Spec()
+	}
+}
+
 // OpenEmbedder builds the embedder s.Embedder names: the offline hash
 // embedder, or a provider's (openai:MODEL, ollama:MODEL) through the cached,
 // rate-limited client, its cache beside s.Store. A zero Timeout or Retries

@@ -236,29 +236,15 @@ const (
 	maxWarningLines = 20
 )
 
-// openForIngest builds the models and opens the store. Without an
-// --embedder, a store that holds another embedder's vectors (one made
-// before the offline embedder's current version, or with a provider's)
-// is ingested with that embedder, and a note says so.
+// openForIngest builds the models and opens the store, saying so when
+// the store's own embedder is used (pipeline.OpenForWrite).
 func openForIngest(ctx context.Context, opts *ingestOptions, io streams, extra ...llm.Option) (*pipeline.Models, store.Store, error) {
-	for attempt := 0; ; attempt++ {
-		models, err := pipeline.NewModels(ctx, opts.Settings, extra...)
-		if err != nil {
-			return nil, nil, err
-		}
-		st, err := pipeline.OpenStore(ctx, opts.Settings, models.Embedder, models.Merger())
-		if err == nil {
-			return models, st, nil
-		}
-		models.Close()
-		var mm *store.EmbedderMismatchError
-		if opts.embedderSet || attempt > 0 || !errors.As(err, &mm) {
-			return nil, nil, err
-		}
+	models, st, held, err := pipeline.OpenForWrite(ctx, &opts.Settings, opts.embedderSet, extra...)
+	if held != nil {
 		fmt.Fprintf(io.Err, "ingest: note: the store holds vectors of embedder %s (dimension %d); using --embedder %s (give --embedder to choose)\n",
-			mm.Held.Name, mm.Held.Dimension, mm.Held.Spec())
-		opts.Settings.Embedder = mm.Held.Spec()
+			held.Name, held.Dimension, held.Spec())
 	}
+	return models, st, err
 }
 
 func printSummary(w io.Writer, s *pipeline.Summary) {
