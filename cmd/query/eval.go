@@ -113,7 +113,7 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 	}
 	defer cleanup()
 	// The model caches (--llm-cache) live beside the eval stores.
-	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
+	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
 	if err != nil {
 		return err
 	}

@@ -316,7 +316,7 @@ func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retriev
 // integratePaths is --mode path --integrate logits: the paths' answer
 // prompt (GraphRAG-FI's Figure 5) is the GraphRAG side of the integration.
 func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
-	passages []retrieve.Passage, sources map[string]pathSource, priority, additional []paths.Path) error {
+	passages []retrieve.Passage, sources map[string]server.PathSource, priority, additional []paths.Path) error {
 	t := time.Now()
 	at(ctx, "integration")
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}

@@ -55,12 +55,6 @@ type pathFlags struct {
 	FICoarse    int
 }
 
-// Path retrieval's defaults where a shared flag has another meaning's default.
-const (
-	defaultPathTopK    = 64
-	defaultPathDamping = 0.8
-)
-
 func (f *pathFlags) add(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.RecommendedSpec+`; repeatable in eval); in path mode --top-k counts paths (default 64) and --damping defaults to 0.8`)
@@ -80,10 +74,10 @@ func (f *pathFlags) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.FIThreshold, "fi-threshold", 0.5, "path mode: GraphRAG-FI coarse filter, share of the score range a path must reach")
 	fs.IntVar(&f.FICoarse, "fi-coarse", 40, "path mode: most paths the coarse filter passes to the LLM")
 	if fs.Lookup("top-k") == nil {
-		fs.IntVar(&f.TopK, "top-k", defaultPathTopK, "paths kept by refinement")
+		fs.IntVar(&f.TopK, "top-k", server.DefaultPathTopK, "paths kept by refinement")
 	}
 	if fs.Lookup("damping") == nil {
-		fs.Float64Var(&f.Damping, "damping", defaultPathDamping, "PPR/RWR: probability of following an edge")
+		fs.Float64Var(&f.Damping, "damping", server.DefaultPathDamping, "PPR/RWR: probability of following an edge")
 	}
 }
 
@@ -93,7 +87,7 @@ func (f *pathFlags) topK() int {
 		n, _ := strconv.Atoi(fl.Value.String())
 		return n
 	}
-	return defaultPathTopK
+	return server.DefaultPathTopK
 }
 
 // damping is 1-restart with --restart, --damping when set, else 0.8.
@@ -110,60 +104,32 @@ func (f *pathFlags) damping() (float64, error) {
 	case damp != nil && damp.Changed:
 		return strconv.ParseFloat(damp.Value.String(), 64)
 	}
-	return defaultPathDamping, nil
+	return server.DefaultPathDamping, nil
 }
 
 func (f *pathFlags) specs() ([]paths.Spec, error) {
-	texts := f.Specs
-	if len(texts) == 0 {
-		texts = []string{paths.RecommendedSpec}
+	return server.PathConfig{Specs: f.Specs}.ParsedSpecs()
+}
+
+// config is the flags as the query server's path configuration, --top-k
+// and --damping (or --restart) resolved.
+func (f *pathFlags) config() (server.PathConfig, error) {
+	d, err := f.damping()
+	if err != nil {
+		return server.PathConfig{}, err
 	}
-	out := make([]paths.Spec, len(texts))
-	for i, t := range texts {
-		s, err := paths.ParseSpec(t)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = s
-	}
-	return out, nil
+	return server.PathConfig{Specs: f.Specs, MaxEnt: f.MaxEnt, MaxHop: f.MaxHop, BeamWidth: f.BeamWidth, MaxBeam: f.MaxBeam,
+		TopK: f.topK(), Damping: d, PushEps: f.PushEps, Triple: f.Triple, Dynamic: f.Dynamic, PerTarget: f.PerTarget,
+		MaxPaths: f.MaxPaths, PerEnd: f.PerEnd, Filter: f.Filter, FIThreshold: f.FIThreshold, FICoarse: f.FICoarse}, nil
 }
 
 // options turns the flags into retriever options.
 func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.Option, error) {
-	d, err := f.damping()
+	c, err := f.config()
 	if err != nil {
 		return nil, err
 	}
-	opts := []paths.Option{
-		paths.WithMaxEnt(f.MaxEnt), paths.WithMaxHop(f.MaxHop), paths.WithBeamWidth(f.BeamWidth, f.MaxBeam),
-		paths.WithTopK(f.topK()), paths.WithDamping(d), paths.WithPushEpsilon(f.PushEps),
-		paths.WithPathLimits(f.PerTarget, f.MaxPaths), paths.WithPerEnd(f.PerEnd),
-		paths.WithEmbedder(emb),
-	}
-	if f.Triple {
-		opts = append(opts, paths.WithTripleScoring(true))
-	}
-	if f.Dynamic {
-		opts = append(opts, paths.WithDynamicPruning(true))
-	}
-	if model != nil {
-		opts = append(opts, paths.WithLLM(model, 0))
-	}
-	switch f.Filter {
-	case "":
-	case "fi":
-		opts = append(opts, paths.WithFI(f.FIThreshold, f.FICoarse))
-	default:
-		return nil, fmt.Errorf("--filter %q: unknown filter (have fi)", f.Filter)
-	}
-	return opts, nil
-}
-
-// pathSource says where a chunk a path came from lives.
-type pathSource struct {
-	DocPath string
-	Index   int
+	return c.Options(emb, model)
 }
 
 func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
@@ -200,7 +166,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return err
 	}
 	at(ctx, "path retrieval")
-	seeds, err := pathSeeds(ctx, kg, st, f.Seeds, opts.Question)
+	seeds, err := server.PathSeeds(ctx, kg, st, f.Seeds, opts.Question)
 	if err != nil {
 		return err
 	}
@@ -222,7 +188,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return nil
 	}
 	at(ctx, "reading the paths' passages")
-	passages, sources, err := pathPassages(ctx, st, res)
+	passages, sources, err := server.PathPassages(ctx, st, res)
 	if err != nil {
 		return err
 	}
@@ -255,77 +221,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	return nil
 }
 
-// pathSeeds resolves --seed names, or when none are given and the graph
-// links nothing in the question, asks the store's entity full-text search.
-func pathSeeds(ctx context.Context, kg *paths.KG, st store.Store, names []string, question string) ([]string, error) {
-	var ids []string
-	for _, n := range names {
-		node, ok := kg.Lookup(n)
-		if !ok {
-			return nil, fmt.Errorf("--seed %q: no such entity in the graph", n)
-		}
-		id, _ := kg.Entity(node)
-		ids = append(ids, id)
-	}
-	if len(ids) > 0 || len(kg.Link(question)) > 0 {
-		return ids, nil
-	}
-	hits, err := st.SearchEntitiesText(ctx, question, 3)
-	if err != nil {
-		return nil, fmt.Errorf("find the question's entities: %w", err)
-	}
-	for _, h := range hits {
-		ids = append(ids, h.ID)
-	}
-	return ids, nil
-}
-
-// pathPassages looks up every chunk the result's paths came from: as
-// passages (best path first, scored by the best path through them) and as
-// locations by chunk id.
-func pathPassages(ctx context.Context, st store.Store, res *paths.Result) ([]retrieve.Passage, map[string]pathSource, error) {
-	ids := res.Chunks()
-	if len(ids) == 0 {
-		return nil, nil, nil
-	}
-	chunks, err := st.Chunks(ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	score := map[string]float64{}
-	for _, p := range res.Paths {
-		for _, c := range p.Chunks() {
-			if _, ok := score[c]; !ok {
-				score[c] = p.Score // paths come best first
-			}
-		}
-	}
-	docs := map[string]*store.Document{}
-	byID := make(map[string]retrieve.Passage, len(chunks))
-	sources := make(map[string]pathSource, len(chunks))
-	for _, c := range chunks {
-		d, ok := docs[c.DocID]
-		if !ok {
-			d, _ = st.Document(ctx, c.DocID)
-			docs[c.DocID] = d
-		}
-		p := retrieve.Passage{ChunkID: c.ID, DocID: c.DocID, Index: c.Index, Text: c.Text, Score: score[c.ID]}
-		if d != nil {
-			p.DocPath, p.DocTitle = d.Path, d.Title
-		}
-		byID[c.ID] = p
-		sources[c.ID] = pathSource{DocPath: p.DocPath, Index: c.Index}
-	}
-	passages := make([]retrieve.Passage, 0, len(ids))
-	for _, id := range ids {
-		if p, ok := byID[id]; ok {
-			passages = append(passages, p)
-		}
-	}
-	return passages, sources, nil
-}
-
-func printPaths(io streams, res *paths.Result, sources map[string]pathSource, priority, additional []paths.Path) {
+func printPaths(io streams, res *paths.Result, sources map[string]server.PathSource, priority, additional []paths.Path) {
 	var seeds []string
 	for _, s := range res.Seeds {
 		seeds = append(seeds, cli.Escape(s.Name))
@@ -423,7 +319,7 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if opts.StoreDir != "" {
 		modelSettings.Store = "sqlite://" + filepath.Join(opts.StoreDir, "metaqa.db")
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, modelSettings)
+	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, modelSettings)
 	if err != nil {
 		return err
 	}
