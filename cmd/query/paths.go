@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/eval"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
@@ -305,7 +303,6 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	kb := filepath.Join(m.Dir, "kb.txt")
 	limit := opts.Questions
 	if limit <= 0 {
 		limit = 200
@@ -324,46 +321,20 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		return err
 	}
 	defer done()
-	st, closeStore, err := metaqaStore(ctx, opts, emb, io)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	scanner := st.(store.KGScanner)
-	start := time.Now()
-	kg, err := paths.LoadKG(ctx, scanner)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(io.Err, "metaqa: graph of %d entities and %d relations loaded in %s\n", kg.NumEntities(), kg.NumRelations(), time.Since(start).Round(time.Millisecond))
 	popts, err := opts.Paths.options(emb, model)
 	if err != nil {
 		return err
 	}
-	var reports []*eval.MetaQAReport
-	for _, spec := range specs {
-		r, err := paths.New(kg, spec, popts...)
-		if err != nil {
-			return err
-		}
-		for _, h := range m.Hops {
-			rep, err := eval.EvaluateMetaQA(ctx, r, qs[h])
-			if err != nil {
-				return err
-			}
-			rep.TopK = opts.Paths.topK()
-			fmt.Fprintf(io.Err, "metaqa %s %d-hop: hit %.1f recall %.1f hits@1 %.1f p50 %s\n", rep.Spec, h, rep.Hit, rep.Recall, rep.Hits1, rep.P50.Round(100*time.Microsecond))
-			reports = append(reports, rep)
-		}
+	d, err := opts.Paths.damping()
+	if err != nil {
+		return err
 	}
-	var ppr []*eval.PPRReport
-	var baseline []string
-	if len(opts.Baselines) > 0 {
-		ppr, baseline, err = comparePPR(ctx, opts, kb, qs, io)
-		if err != nil {
-			return err
-		}
+	res, err := eval.RunMetaQA(ctx, eval.MetaQARun{Dir: m.Dir, StoreDir: opts.StoreDir, Hops: m.Hops, Specs: specs, Options: popts,
+		TopK: opts.Paths.topK(), Igraph: len(opts.Baselines) > 0, Damping: d, PushEps: opts.Paths.PushEps, Log: io.Err}, qs, emb)
+	if err != nil {
+		return err
 	}
+	reports, ppr, baseline := res.Reports, res.PPR, res.Baseline
 	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
@@ -381,79 +352,4 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		}
 	}
 	return nil
-}
-
-// metaqaStore opens the store holding the MetaQA KB (in --store-dir, or a
-// temporary folder that closing removes), importing DIR/kb.txt unless it
-// is already there.
-func metaqaStore(ctx context.Context, opts *evalOptions, emb embedstore.Embedder, io streams) (store.Store, func(), error) {
-	kb := filepath.Join(opts.MetaQA.Dir, "kb.txt")
-	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-metaqa-")
-	if err != nil {
-		return nil, nil, err
-	}
-	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
-	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	closeStore := func() { st.Close(); cleanup() }
-	start := time.Now()
-	r := (&pipeline.Pipeline{Store: st, Embedder: emb}).ImportTriples(ctx, kb)
-	if r.Outcome == pipeline.Failed {
-		closeStore()
-		return nil, nil, errors.New(r.Error)
-	}
-	fmt.Fprintf(io.Err, "metaqa: kb %s %s (%s)\n", r.Outcome, kb, time.Since(start).Round(time.Millisecond))
-	return st, closeStore, nil
-}
-
-// comparePPR runs igraph (the shared baseline script, then the same PPR
-// returning its top nodes) and docgraph's exact and push PPR on the same
-// graph and questions, one after the other in this process's session.
-func comparePPR(ctx context.Context, opts *evalOptions, kb string, qs map[int][]eval.MetaQAQuestion, io streams) ([]*eval.PPRReport, []string, error) {
-	python := eval.FindIgraphPython()
-	if python == "" {
-		return nil, nil, errors.New("--baseline igraph needs python3 with python-igraph (apt-get install python3-igraph)")
-	}
-	f, err := os.Open(kb)
-	if err != nil {
-		return nil, nil, err
-	}
-	kg, err := paths.ReadTriples(f, paths.WithExactNames())
-	f.Close()
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := opts.Paths.damping()
-	if err != nil {
-		return nil, nil, err
-	}
-	script := eval.FindIgraphBaseline(opts.MetaQA.Dir)
-	var reports []*eval.PPRReport
-	var lines []string
-	for _, h := range opts.MetaQA.Hops {
-		qa := filepath.Join(opts.MetaQA.Dir, fmt.Sprintf("%d-hop", h), "qa_dev.txt")
-		n := len(qs[h])
-		if script != "" && d == 0.8 {
-			line, err := eval.RunIgraphBaseline(ctx, python, script, kb, qa, n, 100)
-			if err != nil {
-				return nil, nil, err
-			}
-			lines = append(lines, fmt.Sprintf("%d-hop: %s", h, line))
-		}
-		tops, err := eval.RunIgraphTop(ctx, python, kb, qa, n, 100, d)
-		if err != nil {
-			return nil, nil, err
-		}
-		rep, err := eval.ComparePPR(kg, qs[h], tops, 100, d, 1e-10, opts.Paths.PushEps)
-		if err != nil {
-			return nil, nil, err
-		}
-		fmt.Fprintf(io.Err, "ppr %d-hop: igraph %.1f ms, exact %.1f ms, push %.2f ms; top-100 overlap exact %.3f push %.3f\n",
-			h, rep.IgraphMS, rep.ExactMS, rep.PushMS, rep.Overlap, rep.PushOverlap)
-		reports = append(reports, rep)
-	}
-	return reports, lines, nil
 }
