@@ -28,7 +28,7 @@ import (
 // every request shares. It turns a Request into what `query --json`
 // prints, and is safe for concurrent use.
 type Engine struct {
-	settings pipeline.Settings
+	storeURL string
 	st       store.Store
 	emb      embedstore.Embedder
 	model    llms.Model
@@ -50,18 +50,32 @@ const maxSpecs = 4
 // names, and builds the warm retriever; Close releases them. Without
 // embedderSet the store's own embedder is used, whatever s.Embedder says.
 func OpenEngine(ctx context.Context, s pipeline.Settings, cfg Config, embedderSet bool) (*Engine, error) {
-	tok, err := splitter.NewTokenizer("")
-	if err != nil {
-		return nil, err
-	}
 	emb, model, st, done, err := OpenQueryStore(ctx, s, cfg, embedderSet, true)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{settings: s, st: st, emb: emb, model: model, tok: tok, cfg: cfg,
-		bySpec: map[string]*retrieve.Retriever{}, done: done}
+	e, err := NewEngine(st, emb, model, s.Store, cfg)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	e.done = done
+	return e, nil
+}
+
+// NewEngine is an engine over a store and models the caller opened and
+// keeps (a docgraph.Graph's): its Close leaves them open. storeURL is the
+// store's location, shown redacted in the statistics; model may be nil
+// (no answers). The engine only reads st.
+func NewEngine(st store.Store, emb embedstore.Embedder, model llms.Model, storeURL string, cfg Config) (*Engine, error) {
+	tok, err := splitter.NewTokenizer("")
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{storeURL: storeURL, st: st, emb: emb, model: model, tok: tok, cfg: cfg,
+		bySpec: map[string]*retrieve.Retriever{}, done: func() {}}
 	opts := []retrieve.Option{retrieve.WithConfig(cfg.Retrieval), retrieve.WithModel(model), retrieve.WithBackgroundReload()}
-	if pipeline.EmbeddedStore(s.Store) {
+	if pipeline.EmbeddedStore(storeURL) {
 		// The passage graph in memory, per version: the server's walks then
 		// ask the file nothing. A Neo4j store is walked on the server, so
 		// that no process streams its whole graph.
@@ -71,7 +85,8 @@ func OpenEngine(ctx context.Context, s pipeline.Settings, cfg Config, embedderSe
 	return e, nil
 }
 
-// Close releases the store and the models (done closes both).
+// Close releases the store and the models OpenEngine opened (nothing
+// for an engine from NewEngine).
 func (e *Engine) Close() {
 	e.done()
 }

@@ -494,7 +494,7 @@ func (e *Engine) stats(ctx context.Context) (*StatsJSON, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &StatsJSON{Store: store.Redact(e.settings.Store), Embedder: s.Embedder.Name, Dimension: s.Embedder.Dimension,
+	out := &StatsJSON{Store: store.Redact(e.storeURL), Embedder: s.Embedder.Name, Dimension: s.Embedder.Dimension,
 		Documents: s.Documents, ByStatus: map[string]int{}, Chunks: s.Chunks, Entities: s.Entities, Relations: s.Relations,
 		Mentions: s.Mentions, LLM: e.model != nil, Cypher: e.cfg.Retrieval.Cypher && e.model != nil, Goroutines: runtime.NumGoroutine()}
 	for k, v := range s.ByStatus {
