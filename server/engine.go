@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"slices"
 	"strings"
@@ -61,6 +62,28 @@ func OpenEngine(ctx context.Context, s pipeline.Settings, cfg Config, embedderSe
 	}
 	e.done = done
 	return e, nil
+}
+
+// StartEngine opens the engine (OpenEngine), loads the store into it and
+// follows other processes' writes to the store every refresh until stop,
+// which also closes the engine. logger hears the load and refresh errors.
+func StartEngine(ctx context.Context, s pipeline.Settings, cfg Config, embedderSet bool, refresh time.Duration, logger *log.Logger) (e *Engine, stop func(), err error) {
+	t := time.Now()
+	if e, err = OpenEngine(ctx, s, cfg, embedderSet); err != nil {
+		return nil, nil, err
+	}
+	if err := e.Warm(ctx); err != nil {
+		e.Close()
+		return nil, nil, fmt.Errorf("load the store: %w", err)
+	}
+	logger.Printf("store %s loaded in %s", store.Redact(s.Store), time.Since(t).Round(time.Millisecond))
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Follow(fctx, refresh, logger.Printf)
+	}()
+	return e, func() { cancel(); <-done; e.Close() }, nil
 }
 
 // NewEngine is an engine over a store and models the caller opened and

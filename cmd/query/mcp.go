@@ -70,5 +70,5 @@ func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr s
 		return err
 	}
 	h := server.NewMCPHTTPHandler(srv, opts.Token, server.DefaultMCPSessions)
-	return opts.listenAndServe(ctx, opts.HTTP, "/mcp", h, 0, logger, ready)
+	return server.ListenAndServe(ctx, h, opts.serveOptions(opts.HTTP, "/mcp", 0, logger, ready))
 }

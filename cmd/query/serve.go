@@ -1,15 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +13,6 @@ import (
 	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/server"
-	"github.com/docgraph/docgraph/store"
 )
 
 // serverFlags are what `query serve` and `query mcp` share: the store,
@@ -37,28 +31,8 @@ type serverFlags struct {
 	// embedderSet is true when --embedder was given (flag, env or config);
 	// otherwise the store's own embedder is used.
 	embedderSet bool
-	// conn bounds each connection; zero fields take defaultConnTimeouts.
-	conn connTimeouts
-}
-
-// connTimeouts bound how long one connection may hold the server without
-// sending: its request headers, its whole request (body included), and an
-// idle keep-alive between requests.
-type connTimeouts struct {
-	ReadHeader, Read, Idle time.Duration
-}
-
-// defaultConnTimeouts: 30 s reads a 64 KiB query body at 2 KiB/s, far
-// slower than any real client; a client slower still is cut off with a 408.
-var defaultConnTimeouts = connTimeouts{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Idle: 2 * time.Minute}
-
-// timeouts are the connection timeouts in force.
-func (f *serverFlags) timeouts() connTimeouts {
-	t := f.conn
-	t.ReadHeader = cmp.Or(t.ReadHeader, defaultConnTimeouts.ReadHeader)
-	t.Read = cmp.Or(t.Read, defaultConnTimeouts.Read)
-	t.Idle = cmp.Or(t.Idle, defaultConnTimeouts.Idle)
-	return t
+	// conn bounds each connection; zero fields take the defaults.
+	conn server.ConnTimeouts
 }
 
 func (f *serverFlags) add(fs *pflag.FlagSet) {
@@ -95,26 +69,11 @@ func (f *serverFlags) apply(cmd *cobra.Command) error {
 // start opens the engine the flags name, loads the store and follows
 // other processes' writes to it until stop.
 func (f *serverFlags) start(ctx context.Context, logger *log.Logger) (e *server.Engine, stop func(), err error) {
-	t := time.Now()
 	cfg, err := f.config()
 	if err != nil {
 		return nil, nil, err
 	}
-	if e, err = server.OpenEngine(ctx, f.Settings, cfg, f.embedderSet); err != nil {
-		return nil, nil, err
-	}
-	if err := e.Warm(ctx); err != nil {
-		e.Close()
-		return nil, nil, fmt.Errorf("load the store: %w", err)
-	}
-	logger.Printf("store %s loaded in %s", store.Redact(f.Settings.Store), time.Since(t).Round(time.Millisecond))
-	fctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.Follow(fctx, f.Refresh, logger.Printf)
-	}()
-	return e, func() { cancel(); <-done; e.Close() }, nil
+	return server.StartEngine(ctx, f.Settings, cfg, f.embedderSet, f.Refresh, logger)
 }
 
 // config is the flags as the query server's configuration.
@@ -131,34 +90,10 @@ func checkAddr(flag, addr, token string) error {
 	if err != nil {
 		return cli.Usagef("%s %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", flag, addr, err)
 	}
-	if token == "" && !isLoopback(host) {
+	if token == "" && !server.IsLoopback(host) {
 		return cli.Usagef("%s %s is reachable from other machines: give a bearer token (--token or DOCGRAPH_TOKEN), or bind 127.0.0.1", flag, addr)
 	}
 	return nil
-}
-
-// isLoopback says whether host names only this machine: a loopback
-// address, or a name that resolves to loopback addresses alone.
-func isLoopback(host string) bool {
-	if host == "" {
-		return false // every interface
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.IsLoopback()
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	addrs, err := net.DefaultResolver.LookupIPAddr(context.Background(), host)
-	if err != nil || len(addrs) == 0 {
-		return false
-	}
-	for _, a := range addrs {
-		if !a.IP.IsLoopback() {
-			return false
-		}
-	}
-	return true
 }
 
 type serveOptions struct {
@@ -226,57 +161,14 @@ func runServe(ctx context.Context, opts *serveOptions, io streams, ready func(ad
 	// The write deadline runs from the end of the request's headers: it
 	// leaves room for the slowest body allowed, then the request's own time
 	// limit, a streamed answer included.
-	return opts.listenAndServe(ctx, opts.Addr, "", h, opts.timeouts().Read+opts.Timeout+10*time.Second, logger, ready)
+	so := opts.serveOptions(opts.Addr, "", 0, logger, ready)
+	so.WriteTimeout = so.Timeouts().Read + opts.Timeout + 10*time.Second
+	return server.ListenAndServe(ctx, h, so)
 }
 
-// listenAndServe serves h on addr (its URL path given by path) until ctx
-// ends; writeTimeout 0 means none (long-lived MCP streams).
-func (f *serverFlags) listenAndServe(ctx context.Context, addr, path string, h http.Handler, writeTimeout time.Duration, logger *log.Logger, ready func(string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	t := f.timeouts()
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: t.ReadHeader,
-		ReadTimeout:       t.Read,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       t.Idle,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          logger,
-	}
-	auth := "no token (loopback only)"
-	if f.Token != "" {
-		auth = "bearer token required"
-	}
-	logger.Printf("listening on http://%s%s (%s)", ln.Addr(), path, auth)
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	return serveUntil(ctx, srv, ln, f.Shutdown, logger)
-}
-
-// serveUntil runs srv on ln until ctx ends, then lets requests in flight
-// finish for up to grace.
-func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration, logger *log.Logger) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Printf("shutting down: finishing requests in flight (up to %s)", grace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	logger.Printf("stopped")
-	return nil
+// serveOptions are how the server runs on addr (its URL path given by
+// path); writeTimeout 0 means none (long-lived MCP streams).
+func (f *serverFlags) serveOptions(addr, path string, writeTimeout time.Duration, logger *log.Logger, ready func(string)) server.ServeOptions {
+	return server.ServeOptions{Addr: addr, Path: path, Guarded: f.Token != "", Conn: f.conn, WriteTimeout: writeTimeout,
+		Shutdown: f.Shutdown, Logger: logger, Ready: ready}
 }

@@ -1003,7 +1003,7 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 // timeout ends its request with a 408, logged as such, and the server goes on.
 func TestServeCutsSlowBodies(t *testing.T) {
 	f := testFlags(t, corpusStore(t))
-	f.conn = connTimeouts{ReadHeader: time.Second, Read: time.Second, Idle: time.Second}
+	f.conn = server.ConnTimeouts{ReadHeader: time.Second, Read: time.Second, Idle: time.Second}
 	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 1, AccessLog: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
