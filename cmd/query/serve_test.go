@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -1135,5 +1136,18 @@ func TestServeSecurityHeaders(t *testing.T) {
 		if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("%s %s: %d, X-Content-Type-Options %q", c.method, c.url, r.Status, got)
 		}
+	}
+}
+
+// TestServerConfigDefaults: serve's flags, none given, are the server
+// package's defaults, so that a program using the library gets what
+// query serve does.
+func TestServerConfigDefaults(t *testing.T) {
+	got, err := testFlags(t, "sqlite://unused.db").config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := server.DefaultConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("serve's defaults\n %+v\nserver.DefaultConfig\n %+v", got, want)
 	}
 }
