@@ -30,11 +30,17 @@ var openAPIDoc []byte
 
 // HandlerConfig is how the API handler behaves.
 type HandlerConfig struct {
-	Token         string
-	Timeout       time.Duration
+	// Token is the bearer token every route but /healthz asks for; without
+	// one, only requests addressed to localhost are answered.
+	Token string
+	// Timeout bounds each request, answer included.
+	Timeout time.Duration
+	// MaxConcurrent is how many requests are worked on at once (at least 1).
 	MaxConcurrent int
-	AccessLog     bool
-	Logf          func(string, ...any)
+	// AccessLog logs a line per request through Logf.
+	AccessLog bool
+	// Logf hears the access log and the handler's troubles (nil: silent).
+	Logf func(string, ...any)
 }
 
 // api is the HTTP API over an engine.

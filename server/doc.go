@@ -5,8 +5,8 @@
 // over stdio by NewStdioTransport), and the JSON they answer with
 // (Response and the browsing types).
 //
-// A program opens an Engine over an existing store, warms it and mounts
-// the handler:
+// A program opens an Engine over an existing store and mounts the handler
+// (StartEngine also loads the store first and follows other writers):
 //
 //	e, err := server.OpenEngine(ctx, pipeline.Settings{Store: "sqlite://g.db"}, server.DefaultConfig(), false)
 //	if err != nil { ... }

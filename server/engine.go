@@ -379,7 +379,8 @@ type Reply struct {
 	// JSON is what `query --json` prints: a *Response, or a contextReply
 	// for context_only.
 	JSON any
-	// Context is the assembled context (context_only).
+	// Context is the assembled context (context_only), of ContextTokens
+	// tokens.
 	Context       string
 	ContextTokens int
 	// Sources are the numbered passages the answer may cite (mix and
