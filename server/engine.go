@@ -305,7 +305,7 @@ func (q *Request) validate() *APIError {
 }
 
 // config is the retrieval configuration of the request: the start-up
-// flags overridden by the fields it sets.
+// configuration overridden by the fields it sets.
 func (e *Engine) config(q *Request) retrieve.Config {
 	c := e.cfg.Retrieval
 	set := func(dst *int, v *int) {
@@ -335,7 +335,7 @@ func (e *Engine) config(q *Request) retrieve.Config {
 }
 
 // answerSetup is the request's context budget and answer shape: the
-// start-up flags overridden by the fields it sets.
+// start-up configuration overridden by the fields it sets.
 func (e *Engine) answerSetup(q *Request) retrieve.AnswerSetup {
 	b := e.cfg.Budget()
 	if q.MaxContextTokens != nil {
