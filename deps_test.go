@@ -18,7 +18,7 @@ var layer = map[string]int{
 	"pipeline": 2, "retrieve": 2, "eval": 2, "server": 2,
 	"ner": 3, "graphbuild": 3, "embedstore": 3, "llm": 3, "prompts": 3,
 	"store": 4, "loader": 4, "splitter": 4,
-	"cjk": 5,
+	"cjk": 5, "internal": 5, // internal: text escaping the commands and the server share
 }
 
 const module = "github.com/docgraph/docgraph"

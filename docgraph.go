@@ -16,7 +16,8 @@
 // Without WithLLM everything runs offline: a built-in entity extractor, a
 // hashing embedder and extractive results (passages, entities, relations).
 // With WithLLM, extraction is LLM loop-NER and Query also answers, citing
-// its passages. The ingest and query commands are this package's thin
+// its passages. Graph.Handler is the HTTP API (and the Model Context
+// Protocol server at /mcp) to mount in a server of your own. The ingest and query commands are this package's thin
 // shells: every setting they expose is an Option here (WithSettings takes
 // them all at once).
 package docgraph
@@ -36,6 +37,7 @@ import (
 	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/splitter"
 	"github.com/docgraph/docgraph/store"
 	// Both backends register their URL schemes with store.Open.
@@ -56,6 +58,10 @@ type Graph struct {
 	tokOnce sync.Once
 	tok     *splitter.Tokenizer
 	tokErr  error
+
+	engOnce sync.Once
+	eng     *server.Engine
+	engErr  error
 }
 
 // config is what the Options set.

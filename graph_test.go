@@ -2,7 +2,11 @@ package docgraph_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/docgraph/docgraph"
@@ -36,5 +40,51 @@ func TestOpenKeepsTheStoresEmbedder(t *testing.T) {
 	res, err := g.Query(ctx, "Who designed the Go programming language?", docgraph.WithTopK(1))
 	if err != nil || len(res.Passages) != 1 || filepath.Base(res.Passages[0].DocPath) != "go-language.md" {
 		t.Fatalf("query: %v %+v", err, res)
+	}
+}
+
+// TestHandlerServesMCP: the handler answers MCP's initialize at /mcp with
+// a session, and the API's routes beside it, with the token when given.
+func TestHandlerServesMCP(t *testing.T) {
+	ctx := context.Background()
+	g, err := docgraph.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Ingest(ctx, "testdata/corpus/systems"); err != nil {
+		t.Fatal(err)
+	}
+	const token = "a-token-of-enough-length"
+	srv := httptest.NewServer(g.Handler(docgraph.WithToken(token)))
+	defer srv.Close()
+	post := func(path, body string, auth bool) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`
+	if r := post("/mcp", initialize, true); r.StatusCode != 200 || r.Header.Get("Mcp-Session-Id") == "" {
+		t.Errorf("/mcp initialize: %s, session %q", r.Status, r.Header.Get("Mcp-Session-Id"))
+	}
+	if r := post("/mcp", initialize, false); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/mcp without the token: %s", r.Status)
+	}
+	if r := post("/v1/query", `{"question": "Go"}`, true); r.StatusCode != 200 {
+		t.Errorf("/v1/query: %s", r.Status)
+	}
+	if r := post("/v1/query", `{"question": "Go"}`, false); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/v1/query without the token: %s", r.Status)
 	}
 }

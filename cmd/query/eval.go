@@ -3,25 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/eval"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
-	"github.com/docgraph/docgraph/splitter"
-	"github.com/docgraph/docgraph/store"
 )
 
 // evalOptions is everything one evaluation run needs.
@@ -107,19 +98,20 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 	if err := opts.Answer.checkEval(modes, opts); err != nil {
 		return err
 	}
-	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-eval-")
+	dir, cleanup, err := eval.WorkDir(opts.StoreDir, "docgraph-eval-")
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	// The model caches (--llm-cache) live beside the eval stores.
-	emb, model, done, err := opts.Retrieval.openModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
+	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
 	if err != nil {
 		return err
 	}
 	defer done()
-	cfg := opts.Retrieval.Config
-	cfg.TopK = max(cfg.TopK, slices.Max(eval.Ks))
+	m := eval.Methods{Embedder: emb, Model: model, Retrieval: opts.Retrieval.Config, Budget: opts.Retrieval.budget(), Modes: modes,
+		BM25: slices.Contains(opts.Baselines, "bm25"), Integrate: opts.Answer.Integrate, IntegrateOptions: opts.Answer.options(), Log: io.Err}
+	m.Retrieval.TopK = max(m.Retrieval.TopK, slices.Max(eval.Ks))
 
 	var reports []*eval.Report
 	for _, dsDir := range opts.Datasets {
@@ -130,11 +122,11 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		if opts.Questions > 0 && opts.Questions < len(ds.Questions) {
 			ds.Questions = ds.Questions[:opts.Questions]
 		}
-		st, idx, err := evalStore(ctx, ds, filepath.Join(dir, ds.Name+".db"), emb, opts.Concurrency, io)
+		st, idx, err := eval.DatasetStore(ctx, ds, filepath.Join(dir, ds.Name+".db"), emb, opts.Concurrency, io.Err)
 		if err != nil {
 			return err
 		}
-		reps, err := evalDataset(ctx, ds, idx, st, emb, model, cfg, modes, opts, io)
+		reps, err := m.Run(ctx, ds, idx, st)
 		st.Close()
 		if err != nil {
 			return err
@@ -142,7 +134,11 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		reports = append(reports, reps...)
 	}
 	if opts.MetaQA.Dir != "" {
-		reps, err := evalMetaQAAnswers(ctx, opts, emb, model, cfg, modes, io)
+		limit := opts.Questions
+		if limit <= 0 {
+			limit = 200
+		}
+		reps, err := m.MetaQAAnswers(ctx, opts.MetaQA.Dir, opts.MetaQA.Hops, limit, opts.StoreDir)
 		if err != nil {
 			return err
 		}
@@ -154,164 +150,4 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		return enc.Encode(reports)
 	}
 	return eval.WriteTable(io.Out, reports)
-}
-
-// evalStore opens the dataset's store at path, ingesting the corpus unless
-// the store already holds exactly its documents.
-func evalStore(ctx context.Context, ds *eval.Dataset, path string, e embedstore.Embedder, concurrency int, io streams) (store.Store, *eval.Index, error) {
-	settings := pipeline.Settings{Store: "sqlite://" + path, Concurrency: concurrency}
-	st, err := pipeline.OpenStore(ctx, settings, e, pipeline.NewMerger(e))
-	if err != nil {
-		return nil, nil, err
-	}
-	_, idx := eval.Documents(ds)
-	if stats, err := st.Stats(ctx); err == nil && stats.ByStatus[store.StatusDone] == idx.Documents() {
-		fmt.Fprintf(io.Err, "%s: reusing %s (%d documents)\n", ds.Name, path, idx.Documents())
-		return st, idx, nil
-	}
-	p, err := pipeline.Offline(settings, e, st)
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	start := time.Now()
-	next := 0
-	idx, err = eval.Ingest(ctx, ds, p, st, concurrency, func(done, total int) {
-		if pct := done * 10 / total; pct >= next {
-			next = pct + 1
-			fmt.Fprintf(io.Err, "%s: ingested %d/%d passages\n", ds.Name, done, total)
-		}
-	})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	fmt.Fprintf(io.Err, "%s: ingested %d passages into %d documents in %s\n", ds.Name, len(ds.Passages), idx.Documents(), time.Since(start).Round(time.Second))
-	return st, idx, nil
-}
-
-func evalDataset(ctx context.Context, ds *eval.Dataset, idx *eval.Index, st store.Store, emb embedstore.Embedder, model llms.Model,
-	cfg retrieve.Config, modes []string, opts *evalOptions, io streams) ([]*eval.Report, error) {
-	var reports []*eval.Report
-	add := func(r *eval.Report) {
-		reports = append(reports, r)
-		fmt.Fprintf(io.Err, "%s %s: R@2 %.1f R@5 %.1f p50 %s\n", r.Dataset, r.Method, r.Recall[2], r.Recall[5], r.P50.Round(100*time.Microsecond))
-	}
-	if slices.Contains(opts.Baselines, "bm25") {
-		k := slices.Max(eval.Ks)
-		rep, err := eval.Evaluate(ctx, ds, idx, "bm25", func(ctx context.Context, q string) ([]string, error) {
-			hits, err := st.SearchChunksText(ctx, q, k)
-			return docIDs(hits), err
-		}, nil)
-		if err != nil {
-			return nil, err
-		}
-		rep.Note = "SQLite FTS5 BM25 over the question's words, this store"
-		add(rep)
-		if script := eval.FindBM25Tool(ds.Dir); script != "" {
-			if _, err := exec.LookPath("python3"); err == nil {
-				if rep, err := eval.RunBM25Tool(ctx, script, ds); err == nil {
-					add(rep)
-				} else {
-					fmt.Fprintln(io.Err, "warning:", err)
-				}
-			}
-		}
-	}
-	tok, err := splitter.NewTokenizer("")
-	if err != nil {
-		return nil, err
-	}
-	for _, mode := range modes {
-		r := retrieve.New(st, emb, retrieve.WithConfig(cfg), retrieve.WithModel(model))
-		if mode == retrieve.ModeLogic {
-			rep, err := evalAnswerMethod(ctx, ds, idx, r, model, mode, opts, tok)
-			if err != nil {
-				return nil, err
-			}
-			add(rep)
-			continue
-		}
-		// Warm the caches (vectors, the passage graph around the first
-		// question, the path graph) before timing.
-		if _, err := r.Retrieve(ctx, ds.Questions[0].Question, mode); err != nil {
-			return nil, err
-		}
-		// Evaluate answers right after retrieving: the answer reuses the
-		// retrieval it was timed on.
-		var last *retrieve.Result
-		retrieveFn := func(ctx context.Context, q string) ([]string, error) {
-			res, err := r.Retrieve(ctx, q, mode)
-			if err != nil {
-				return nil, err
-			}
-			last = res
-			ids := make([]string, len(res.Passages))
-			for i, p := range res.Passages {
-				ids[i] = p.DocID
-			}
-			return ids, nil
-		}
-		var answerFn eval.AnswerFunc
-		if model != nil {
-			answerFn = func(ctx context.Context, q string) (string, error) {
-				res := last
-				if res == nil || res.Question != strings.TrimSpace(q) {
-					var err error
-					if res, err = r.Retrieve(ctx, q, mode); err != nil {
-						return "", err
-					}
-				}
-				c, err := retrieve.Assemble(res, tok, opts.Retrieval.budget(), shortAnswer)
-				if err != nil {
-					return "", err
-				}
-				a, err := retrieve.Answer(ctx, model, c, nil)
-				if errors.Is(err, retrieve.ErrNoAnswer) {
-					return "", nil // an empty or cut-off answer scores as wrong
-				}
-				if err != nil {
-					return "", err
-				}
-				return a.Text, nil
-			}
-		}
-		rep, err := eval.Evaluate(ctx, ds, idx, mode, retrieveFn, answerFn)
-		if err != nil {
-			return nil, err
-		}
-		add(rep)
-		if opts.Answer.Integrate != "" && mode == retrieve.ModeMix {
-			rep, err := evalAnswerMethod(ctx, ds, idx, r, model, mode+"+"+opts.Answer.Integrate, opts, tok)
-			if err != nil {
-				return nil, err
-			}
-			add(rep)
-		}
-	}
-	return reports, nil
-}
-
-// shortAnswer makes the model's answer comparable with the gold answers.
-const shortAnswer = "only the answer itself: a name, date, number or yes/no, with no sentence around it"
-
-func docIDs(hits []store.ChunkHit) []string {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.DocID
-	}
-	return ids
-}
-
-// workDir is the folder eval stores go in: dir when given (kept and reused),
-// else a temporary folder that done removes.
-func workDir(dir, prefix string) (string, func(), error) {
-	if dir != "" {
-		return dir, func() {}, nil
-	}
-	tmp, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		return "", nil, err
-	}
-	return tmp, func() { os.RemoveAll(tmp) }, nil
 }

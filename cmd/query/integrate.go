@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/docgraph/docgraph/embedstore"
-	"github.com/docgraph/docgraph/eval"
 	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
@@ -316,7 +314,7 @@ func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retriev
 // integratePaths is --mode path --integrate logits: the paths' answer
 // prompt (GraphRAG-FI's Figure 5) is the GraphRAG side of the integration.
 func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
-	passages []retrieve.Passage, sources map[string]pathSource, priority, additional []paths.Path) error {
+	passages []retrieve.Passage, sources map[string]server.PathSource, priority, additional []paths.Path) error {
 	t := time.Now()
 	at(ctx, "integration")
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
@@ -401,61 +399,4 @@ func (f *answerFlags) checkEval(modes []string, opts *evalOptions) error {
 // measured for path retrieval.
 func metaqaAnswers(opts *evalOptions) bool {
 	return len(opts.Datasets) > 0 || opts.Answer.Integrate != "" || opts.Answer.fs.Lookup("mode").Changed
-}
-
-// evalAnswerMethod measures one answer-side method on a dataset: "logic",
-// or "mix+logits".
-func evalAnswerMethod(ctx context.Context, ds *eval.Dataset, idx *eval.Index, r *retrieve.Retriever, model llms.Model,
-	method string, opts *evalOptions, tok *splitter.Tokenizer) (*eval.Report, error) {
-	// Warm the caches before timing, as for the other modes.
-	if _, err := r.Retrieve(ctx, ds.Questions[0].Question, retrieve.ModeMix); err != nil {
-		return nil, err
-	}
-	setup := retrieve.AnswerSetup{Tokens: tok, Budget: opts.Retrieval.budget(), ResponseType: shortAnswer}
-	var (
-		retrieveFn eval.RetrieveFunc
-		answerFn   eval.AnswerFunc
-		stats      *eval.MethodStats
-	)
-	if method == retrieve.ModeLogic {
-		retrieveFn, answerFn, stats = eval.LogicMethod(r, model, setup)
-	} else {
-		retrieveFn, answerFn, stats = eval.IntegratedMethod(r, model, setup, opts.Answer.options())
-	}
-	rep, err := eval.Evaluate(ctx, ds, idx, method, retrieveFn, answerFn)
-	if err != nil {
-		return nil, err
-	}
-	rep.Note = stats.Note()
-	return rep, nil
-}
-
-// evalMetaQAAnswers answers the MetaQA questions (the first --questions,
-// 200 by default, of each --hops) in the modes, over the imported KB.
-func evalMetaQAAnswers(ctx context.Context, opts *evalOptions, emb embedstore.Embedder, model llms.Model,
-	cfg retrieve.Config, modes []string, io streams) ([]*eval.Report, error) {
-	limit := opts.Questions
-	if limit <= 0 {
-		limit = 200
-	}
-	qs, err := eval.LoadMetaQA(opts.MetaQA.Dir, opts.MetaQA.Hops, limit)
-	if err != nil {
-		return nil, err
-	}
-	st, closeStore, err := metaqaStore(ctx, opts, emb, io)
-	if err != nil {
-		return nil, err
-	}
-	defer closeStore()
-	noBaselines := *opts
-	noBaselines.Baselines = nil // they measure passage recall, which MetaQA has no gold for
-	var out []*eval.Report
-	for _, ds := range eval.MetaQADatasets(qs, opts.MetaQA.Hops) {
-		reps, err := evalDataset(ctx, ds, nil, st, emb, model, cfg, modes, &noBaselines, io)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, reps...)
-	}
-	return out, nil
 }

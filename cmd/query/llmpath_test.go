@@ -18,6 +18,8 @@ import (
 	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/llm/llmtest"
 	"github.com/docgraph/docgraph/pipeline"
+
+	"github.com/docgraph/docgraph/server"
 )
 
 // TestQueryDeadline: a model that never answers stops the query at
@@ -237,7 +239,7 @@ func TestServeReportsUsagePerRequest(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
-	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), apiConfig{})
+	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), server.HandlerConfig{})
 	want := llm.UsageCounts{Calls: 1, PromptTokens: 700, CompletionTokens: 9}
 	for range 2 { // the second request's usage is its own, not the sum
 		r := do(t, "POST", api.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/docgraph/docgraph/server"
 )
 
 // TestMain lets the tests run this command as a child process (the test
@@ -46,10 +48,10 @@ func connectMCP(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 }
 
 // inMemoryMCP serves e to a client over an in-memory transport.
-func inMemoryMCP(t *testing.T, e *engine) *mcp.ClientSession {
+func inMemoryMCP(t *testing.T, e *server.Engine) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := newMCPServer(e, 30*time.Second).Connect(context.Background(), st, nil)
+	ss, err := server.NewMCPServer(e, 30*time.Second).Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,34 +124,34 @@ func TestMCPTools(t *testing.T) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
-	found, text := call[searchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?", "top_k": 3})
+	found, text := call[server.SearchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?", "top_k": 3})
 	if len(found.Passages) != 3 || !strings.HasSuffix(found.Passages[0].DocPath, "alan-turing.txt") || len(found.Entities) == 0 || len(found.Relations) == 0 {
 		t.Fatalf("search: %+v", found)
 	}
 	if !strings.Contains(text, "[1] ") || !strings.Contains(text, "alan-turing.txt") || !strings.Contains(text, "Entities:") {
 		t.Errorf("search text:\n%s", text)
 	}
-	if hy, _ := call[searchOutput](t, s, "search", map[string]any{"question": "Which languages did Ken Thompson create?", "mode": "hybrid"}); hy.Mode != "hybrid" || len(hy.Passages) == 0 {
+	if hy, _ := call[server.SearchOutput](t, s, "search", map[string]any{"question": "Which languages did Ken Thompson create?", "mode": "hybrid"}); hy.Mode != "hybrid" || len(hy.Passages) == 0 {
 		t.Errorf("hybrid search: %+v", hy)
 	}
 
-	ent, text := call[entityDetail](t, s, "get_entity", map[string]any{"entity": "Alan Turing"})
+	ent, text := call[server.EntityDetail](t, s, "get_entity", map[string]any{"entity": "Alan Turing"})
 	if ent.Name != "Alan Turing" || len(ent.Passages) == 0 || len(ent.Relations) == 0 || !strings.Contains(text, "Passages:") {
 		t.Errorf("get_entity: %+v\n%s", ent, text)
 	}
-	g, _ := call[graphJSON](t, s, "neighbours", map[string]any{"entity": ent.ID, "hops": 2, "limit": 100})
+	g, _ := call[server.GraphJSON](t, s, "neighbours", map[string]any{"entity": ent.ID, "hops": 2, "limit": 100})
 	if g.Center != ent.ID || len(g.Nodes) < 3 || len(g.Edges) == 0 {
 		t.Errorf("neighbours: %+v", g)
 	}
-	c, _ := call[chunkJSON](t, s, "get_chunk", map[string]any{"chunk_id": found.Passages[0].ChunkID})
+	c, _ := call[server.ChunkJSON](t, s, "get_chunk", map[string]any{"chunk_id": found.Passages[0].ChunkID})
 	if c.ID != found.Passages[0].ChunkID || c.Text != found.Passages[0].Text {
 		t.Errorf("get_chunk by id: %+v", c)
 	}
-	c2, _ := call[chunkJSON](t, s, "get_chunk", map[string]any{"document": found.Passages[0].DocPath, "index": 0})
+	c2, _ := call[server.ChunkJSON](t, s, "get_chunk", map[string]any{"document": found.Passages[0].DocPath, "index": 0})
 	if c2.ID != c.ID {
 		t.Errorf("get_chunk by document and index: %+v", c2)
 	}
-	docs, text := call[docPage](t, s, "list_documents", map[string]any{"limit": 3})
+	docs, text := call[server.DocPage](t, s, "list_documents", map[string]any{"limit": 3})
 	if docs.Total != 10 || len(docs.Documents) != 3 || docs.NextOffset == nil || !strings.Contains(text, "More: offset 3") {
 		t.Errorf("list_documents: %+v\n%s", docs, text)
 	}
@@ -185,7 +187,7 @@ func TestMCPStdio(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	s := connectMCP(t, &mcp.CommandTransport{Command: cmd})
-	found, _ := call[searchOutput](t, s, "search", map[string]any{"question": "Who designed the Go programming language?"})
+	found, _ := call[server.SearchOutput](t, s, "search", map[string]any{"question": "Who designed the Go programming language?"})
 	if len(found.Passages) == 0 || !strings.HasSuffix(found.Passages[0].DocPath, "go-language.md") {
 		t.Errorf("search over stdio: %+v\nstderr: %s", found, stderr.String())
 	}
@@ -229,7 +231,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	}
 
 	s := connectMCP(t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerTransport{token}}, MaxRetries: -1})
-	found, _ := call[searchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?", "top_k": 2})
+	found, _ := call[server.SearchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?", "top_k": 2})
 	if len(found.Passages) != 2 || !strings.HasSuffix(found.Passages[0].DocPath, "alan-turing.txt") {
 		t.Errorf("search over HTTP: %+v", found)
 	}
@@ -246,7 +248,7 @@ func TestMCPSearchLeavesAnsweringToTheAgent(t *testing.T) {
 	db := corpusStore(t)
 	llm := fakeLLM(t, "an answer nobody asked for [1]")
 	s := inMemoryMCP(t, testEngine(t, db, "--llm", "openai:test-model"))
-	found, text := call[searchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?"})
+	found, text := call[server.SearchOutput](t, s, "search", map[string]any{"question": "Who broke Enigma messages at Bletchley Park?"})
 	if len(found.Passages) == 0 || strings.Contains(text, "nobody asked") {
 		t.Errorf("search: %+v\n%s", found, text)
 	}

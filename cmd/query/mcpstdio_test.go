@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docgraph/docgraph/server"
 )
 
 // stdioPeer drives runMCP over pipes the way an assistant drives
@@ -108,7 +110,7 @@ func TestMCPStdioMalformedLines(t *testing.T) {
 		{"trailing data", `{"jsonrpc":"2.0","id":10,"method":"ping"} {}`, -32700, "null"},
 		{"nesting 10001 deep", deep, -32700, "null"},
 		{"nesting in params", `{"jsonrpc":"2.0","id":11,"method":"ping","params":{"a":` + deep + `}}`, -32700, "null"},
-		{"over the line limit", `{"jsonrpc":"2.0","id":12,"method":"ping","params":{"a":"` + strings.Repeat("x", maxMCPLine) + `"}}`, -32700, "null"},
+		{"over the line limit", `{"jsonrpc":"2.0","id":12,"method":"ping","params":{"a":"` + strings.Repeat("x", server.MaxMCPLine) + `"}}`, -32700, "null"},
 		{"NUL", "\x00", -32700, "null"},
 		{"jsonrpc twice", `{"jsonrpc":"2.0","jsonrpc":"1.0","id":13,"method":"ping"}`, -32600, "13"},
 		{"no-break space before", "\u00a0" + `{"jsonrpc":"2.0","id":14,"method":"ping"}`, -32700, "null"},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/eval"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
@@ -55,12 +53,6 @@ type pathFlags struct {
 	FICoarse    int
 }
 
-// Path retrieval's defaults where a shared flag has another meaning's default.
-const (
-	defaultPathTopK    = 64
-	defaultPathDamping = 0.8
-)
-
 func (f *pathFlags) add(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringArrayVar(&f.Specs, "paths", nil, `path modules, e.g. "se=ppr,pf=beam:bm25,pr=emb" or "lego:9" (default `+paths.RecommendedSpec+`; repeatable in eval); in path mode --top-k counts paths (default 64) and --damping defaults to 0.8`)
@@ -80,10 +72,10 @@ func (f *pathFlags) add(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.FIThreshold, "fi-threshold", 0.5, "path mode: GraphRAG-FI coarse filter, share of the score range a path must reach")
 	fs.IntVar(&f.FICoarse, "fi-coarse", 40, "path mode: most paths the coarse filter passes to the LLM")
 	if fs.Lookup("top-k") == nil {
-		fs.IntVar(&f.TopK, "top-k", defaultPathTopK, "paths kept by refinement")
+		fs.IntVar(&f.TopK, "top-k", server.DefaultPathTopK, "paths kept by refinement")
 	}
 	if fs.Lookup("damping") == nil {
-		fs.Float64Var(&f.Damping, "damping", defaultPathDamping, "PPR/RWR: probability of following an edge")
+		fs.Float64Var(&f.Damping, "damping", server.DefaultPathDamping, "PPR/RWR: probability of following an edge")
 	}
 }
 
@@ -93,7 +85,7 @@ func (f *pathFlags) topK() int {
 		n, _ := strconv.Atoi(fl.Value.String())
 		return n
 	}
-	return defaultPathTopK
+	return server.DefaultPathTopK
 }
 
 // damping is 1-restart with --restart, --damping when set, else 0.8.
@@ -110,60 +102,32 @@ func (f *pathFlags) damping() (float64, error) {
 	case damp != nil && damp.Changed:
 		return strconv.ParseFloat(damp.Value.String(), 64)
 	}
-	return defaultPathDamping, nil
+	return server.DefaultPathDamping, nil
 }
 
 func (f *pathFlags) specs() ([]paths.Spec, error) {
-	texts := f.Specs
-	if len(texts) == 0 {
-		texts = []string{paths.RecommendedSpec}
+	return server.PathConfig{Specs: f.Specs}.ParsedSpecs()
+}
+
+// config is the flags as the query server's path configuration, --top-k
+// and --damping (or --restart) resolved.
+func (f *pathFlags) config() (server.PathConfig, error) {
+	d, err := f.damping()
+	if err != nil {
+		return server.PathConfig{}, err
 	}
-	out := make([]paths.Spec, len(texts))
-	for i, t := range texts {
-		s, err := paths.ParseSpec(t)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = s
-	}
-	return out, nil
+	return server.PathConfig{Specs: f.Specs, MaxEnt: f.MaxEnt, MaxHop: f.MaxHop, BeamWidth: f.BeamWidth, MaxBeam: f.MaxBeam,
+		TopK: f.topK(), Damping: d, PushEps: f.PushEps, Triple: f.Triple, Dynamic: f.Dynamic, PerTarget: f.PerTarget,
+		MaxPaths: f.MaxPaths, PerEnd: f.PerEnd, Filter: f.Filter, FIThreshold: f.FIThreshold, FICoarse: f.FICoarse}, nil
 }
 
 // options turns the flags into retriever options.
 func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.Option, error) {
-	d, err := f.damping()
+	c, err := f.config()
 	if err != nil {
 		return nil, err
 	}
-	opts := []paths.Option{
-		paths.WithMaxEnt(f.MaxEnt), paths.WithMaxHop(f.MaxHop), paths.WithBeamWidth(f.BeamWidth, f.MaxBeam),
-		paths.WithTopK(f.topK()), paths.WithDamping(d), paths.WithPushEpsilon(f.PushEps),
-		paths.WithPathLimits(f.PerTarget, f.MaxPaths), paths.WithPerEnd(f.PerEnd),
-		paths.WithEmbedder(emb),
-	}
-	if f.Triple {
-		opts = append(opts, paths.WithTripleScoring(true))
-	}
-	if f.Dynamic {
-		opts = append(opts, paths.WithDynamicPruning(true))
-	}
-	if model != nil {
-		opts = append(opts, paths.WithLLM(model, 0))
-	}
-	switch f.Filter {
-	case "":
-	case "fi":
-		opts = append(opts, paths.WithFI(f.FIThreshold, f.FICoarse))
-	default:
-		return nil, fmt.Errorf("--filter %q: unknown filter (have fi)", f.Filter)
-	}
-	return opts, nil
-}
-
-// pathSource says where a chunk a path came from lives.
-type pathSource struct {
-	DocPath string
-	Index   int
+	return c.Options(emb, model)
 }
 
 func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
@@ -200,7 +164,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return err
 	}
 	at(ctx, "path retrieval")
-	seeds, err := pathSeeds(ctx, kg, st, f.Seeds, opts.Question)
+	seeds, err := server.PathSeeds(ctx, kg, st, f.Seeds, opts.Question)
 	if err != nil {
 		return err
 	}
@@ -222,7 +186,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return nil
 	}
 	at(ctx, "reading the paths' passages")
-	passages, sources, err := pathPassages(ctx, st, res)
+	passages, sources, err := server.PathPassages(ctx, st, res)
 	if err != nil {
 		return err
 	}
@@ -255,77 +219,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	return nil
 }
 
-// pathSeeds resolves --seed names, or when none are given and the graph
-// links nothing in the question, asks the store's entity full-text search.
-func pathSeeds(ctx context.Context, kg *paths.KG, st store.Store, names []string, question string) ([]string, error) {
-	var ids []string
-	for _, n := range names {
-		node, ok := kg.Lookup(n)
-		if !ok {
-			return nil, fmt.Errorf("--seed %q: no such entity in the graph", n)
-		}
-		id, _ := kg.Entity(node)
-		ids = append(ids, id)
-	}
-	if len(ids) > 0 || len(kg.Link(question)) > 0 {
-		return ids, nil
-	}
-	hits, err := st.SearchEntitiesText(ctx, question, 3)
-	if err != nil {
-		return nil, fmt.Errorf("find the question's entities: %w", err)
-	}
-	for _, h := range hits {
-		ids = append(ids, h.ID)
-	}
-	return ids, nil
-}
-
-// pathPassages looks up every chunk the result's paths came from: as
-// passages (best path first, scored by the best path through them) and as
-// locations by chunk id.
-func pathPassages(ctx context.Context, st store.Store, res *paths.Result) ([]retrieve.Passage, map[string]pathSource, error) {
-	ids := res.Chunks()
-	if len(ids) == 0 {
-		return nil, nil, nil
-	}
-	chunks, err := st.Chunks(ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	score := map[string]float64{}
-	for _, p := range res.Paths {
-		for _, c := range p.Chunks() {
-			if _, ok := score[c]; !ok {
-				score[c] = p.Score // paths come best first
-			}
-		}
-	}
-	docs := map[string]*store.Document{}
-	byID := make(map[string]retrieve.Passage, len(chunks))
-	sources := make(map[string]pathSource, len(chunks))
-	for _, c := range chunks {
-		d, ok := docs[c.DocID]
-		if !ok {
-			d, _ = st.Document(ctx, c.DocID)
-			docs[c.DocID] = d
-		}
-		p := retrieve.Passage{ChunkID: c.ID, DocID: c.DocID, Index: c.Index, Text: c.Text, Score: score[c.ID]}
-		if d != nil {
-			p.DocPath, p.DocTitle = d.Path, d.Title
-		}
-		byID[c.ID] = p
-		sources[c.ID] = pathSource{DocPath: p.DocPath, Index: c.Index}
-	}
-	passages := make([]retrieve.Passage, 0, len(ids))
-	for _, id := range ids {
-		if p, ok := byID[id]; ok {
-			passages = append(passages, p)
-		}
-	}
-	return passages, sources, nil
-}
-
-func printPaths(io streams, res *paths.Result, sources map[string]pathSource, priority, additional []paths.Path) {
+func printPaths(io streams, res *paths.Result, sources map[string]server.PathSource, priority, additional []paths.Path) {
 	var seeds []string
 	for _, s := range res.Seeds {
 		seeds = append(seeds, cli.Escape(s.Name))
@@ -409,7 +303,6 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	kb := filepath.Join(m.Dir, "kb.txt")
 	limit := opts.Questions
 	if limit <= 0 {
 		limit = 200
@@ -423,51 +316,25 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if opts.StoreDir != "" {
 		modelSettings.Store = "sqlite://" + filepath.Join(opts.StoreDir, "metaqa.db")
 	}
-	emb, model, done, err := opts.Retrieval.openModels(ctx, modelSettings)
+	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, modelSettings)
 	if err != nil {
 		return err
 	}
 	defer done()
-	st, closeStore, err := metaqaStore(ctx, opts, emb, io)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	scanner := st.(store.KGScanner)
-	start := time.Now()
-	kg, err := paths.LoadKG(ctx, scanner)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(io.Err, "metaqa: graph of %d entities and %d relations loaded in %s\n", kg.NumEntities(), kg.NumRelations(), time.Since(start).Round(time.Millisecond))
 	popts, err := opts.Paths.options(emb, model)
 	if err != nil {
 		return err
 	}
-	var reports []*eval.MetaQAReport
-	for _, spec := range specs {
-		r, err := paths.New(kg, spec, popts...)
-		if err != nil {
-			return err
-		}
-		for _, h := range m.Hops {
-			rep, err := eval.EvaluateMetaQA(ctx, r, qs[h])
-			if err != nil {
-				return err
-			}
-			rep.TopK = opts.Paths.topK()
-			fmt.Fprintf(io.Err, "metaqa %s %d-hop: hit %.1f recall %.1f hits@1 %.1f p50 %s\n", rep.Spec, h, rep.Hit, rep.Recall, rep.Hits1, rep.P50.Round(100*time.Microsecond))
-			reports = append(reports, rep)
-		}
+	d, err := opts.Paths.damping()
+	if err != nil {
+		return err
 	}
-	var ppr []*eval.PPRReport
-	var baseline []string
-	if len(opts.Baselines) > 0 {
-		ppr, baseline, err = comparePPR(ctx, opts, kb, qs, io)
-		if err != nil {
-			return err
-		}
+	res, err := eval.RunMetaQA(ctx, eval.MetaQARun{Dir: m.Dir, StoreDir: opts.StoreDir, Hops: m.Hops, Specs: specs, Options: popts,
+		TopK: opts.Paths.topK(), Igraph: len(opts.Baselines) > 0, Damping: d, PushEps: opts.Paths.PushEps, Log: io.Err}, qs, emb)
+	if err != nil {
+		return err
 	}
+	reports, ppr, baseline := res.Reports, res.PPR, res.Baseline
 	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
@@ -485,79 +352,4 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		}
 	}
 	return nil
-}
-
-// metaqaStore opens the store holding the MetaQA KB (in --store-dir, or a
-// temporary folder that closing removes), importing DIR/kb.txt unless it
-// is already there.
-func metaqaStore(ctx context.Context, opts *evalOptions, emb embedstore.Embedder, io streams) (store.Store, func(), error) {
-	kb := filepath.Join(opts.MetaQA.Dir, "kb.txt")
-	dir, cleanup, err := workDir(opts.StoreDir, "docgraph-metaqa-")
-	if err != nil {
-		return nil, nil, err
-	}
-	settings := pipeline.Settings{Store: "sqlite://" + filepath.Join(dir, "metaqa.db")}
-	st, err := pipeline.OpenStore(ctx, settings, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	closeStore := func() { st.Close(); cleanup() }
-	start := time.Now()
-	r := (&pipeline.Pipeline{Store: st, Embedder: emb}).ImportTriples(ctx, kb)
-	if r.Outcome == pipeline.Failed {
-		closeStore()
-		return nil, nil, errors.New(r.Error)
-	}
-	fmt.Fprintf(io.Err, "metaqa: kb %s %s (%s)\n", r.Outcome, kb, time.Since(start).Round(time.Millisecond))
-	return st, closeStore, nil
-}
-
-// comparePPR runs igraph (the shared baseline script, then the same PPR
-// returning its top nodes) and docgraph's exact and push PPR on the same
-// graph and questions, one after the other in this process's session.
-func comparePPR(ctx context.Context, opts *evalOptions, kb string, qs map[int][]eval.MetaQAQuestion, io streams) ([]*eval.PPRReport, []string, error) {
-	python := eval.FindIgraphPython()
-	if python == "" {
-		return nil, nil, errors.New("--baseline igraph needs python3 with python-igraph (apt-get install python3-igraph)")
-	}
-	f, err := os.Open(kb)
-	if err != nil {
-		return nil, nil, err
-	}
-	kg, err := paths.ReadTriples(f, paths.WithExactNames())
-	f.Close()
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := opts.Paths.damping()
-	if err != nil {
-		return nil, nil, err
-	}
-	script := eval.FindIgraphBaseline(opts.MetaQA.Dir)
-	var reports []*eval.PPRReport
-	var lines []string
-	for _, h := range opts.MetaQA.Hops {
-		qa := filepath.Join(opts.MetaQA.Dir, fmt.Sprintf("%d-hop", h), "qa_dev.txt")
-		n := len(qs[h])
-		if script != "" && d == 0.8 {
-			line, err := eval.RunIgraphBaseline(ctx, python, script, kb, qa, n, 100)
-			if err != nil {
-				return nil, nil, err
-			}
-			lines = append(lines, fmt.Sprintf("%d-hop: %s", h, line))
-		}
-		tops, err := eval.RunIgraphTop(ctx, python, kb, qa, n, 100, d)
-		if err != nil {
-			return nil, nil, err
-		}
-		rep, err := eval.ComparePPR(kg, qs[h], tops, 100, d, 1e-10, opts.Paths.PushEps)
-		if err != nil {
-			return nil, nil, err
-		}
-		fmt.Fprintf(io.Err, "ppr %d-hop: igraph %.1f ms, exact %.1f ms, push %.2f ms; top-100 overlap exact %.3f push %.3f\n",
-			h, rep.IgraphMS, rep.ExactMS, rep.PushMS, rep.Overlap, rep.PushOverlap)
-		reports = append(reports, rep)
-	}
-	return reports, lines, nil
 }

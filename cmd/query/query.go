@@ -20,6 +20,7 @@ import (
 	"github.com/docgraph/docgraph"
 	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/internal/termtext"
 	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
@@ -70,54 +71,18 @@ func (f *retrievalFlags) add(fs *pflag.FlagSet) {
 	f.Client.AddClientFlags(fs)
 }
 
-// model opens the configured LLM with s's client settings (limits,
-// timeout, retries, cache), or returns nil without one.
-func (f *retrievalFlags) model(s pipeline.Settings) (*llm.Client, error) {
-	if strings.TrimSpace(f.LLM) == "" {
-		return nil, nil
-	}
-	opts := s.ClientOptions()
+// config is the flags as the query server's configuration (path mode's
+// left at its defaults).
+func (f *retrievalFlags) config() server.Config {
+	c := server.DefaultConfig()
+	c.Retrieval, c.LLM, c.MaxContextTokens, c.ResponseType, c.Client = f.Config, f.LLM, f.MaxContextTokens, f.ResponseType, f.Client
 	if f.Log != nil {
-		opts = append(opts, llm.WithLogger(slog.New(cli.LogHandler(f.Log, "llm"))))
+		c.Logger = slog.New(cli.LogHandler(f.Log, "llm"))
 	}
-	c, err := llm.New(f.LLM, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("--llm %s: %w", f.LLM, err)
-	}
-	return c, nil
+	return c
 }
 
-// openModels builds the embedder s names (a provider's caches beside
-// s.Store) and the chat model the flags name (nil without --llm), both
-// with the flags' client settings; done releases both.
-func (f *retrievalFlags) openModels(ctx context.Context, s pipeline.Settings) (emb embedstore.Embedder, model llms.Model, done func(), err error) {
-	s.LLMSettings = f.Client
-	// A query whose embedder fails answers from full-text and graph search
-	// (retrieve's embedOrWarn), so one retry is worth waiting for, not six.
-	es := s
-	es.Retries = 1
-	emb, err = server.OpenQueryEmbedder(ctx, es)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	client, err := f.model(s)
-	if err != nil {
-		server.CloseQueryEmbedder(emb)
-		return nil, nil, nil, err
-	}
-	done = func() { server.CloseQueryEmbedder(emb) }
-	if client != nil {
-		model = client
-		done = func() { client.Close(); server.CloseQueryEmbedder(emb) }
-	}
-	return emb, model, done, nil
-}
-
-func (f *retrievalFlags) budget() retrieve.Budget {
-	b := retrieve.DefaultBudget()
-	b.MaxTokens = f.MaxContextTokens
-	return b
-}
+func (f *retrievalFlags) budget() retrieve.Budget { return f.config().Budget() }
 
 // queryOptions is everything one query needs.
 type queryOptions struct {
@@ -238,9 +203,7 @@ func oneQuestion(_ *cobra.Command, args []string) error {
 }
 
 // modes are the values --mode takes.
-func modes() []string {
-	return append(retrieve.Modes(), modePath)
-}
+func modes() []string { return server.Modes() }
 
 // execute is the whole command line, main without the process around it.
 func execute(ctx context.Context, io streams, args []string) error {
@@ -466,7 +429,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if model == nil {
 		for i, p := range res.Passages {
 			fmt.Fprintf(io.Out, "[%d] %.4f  %s  (chunk %d)\n", i+1, p.Score, displayPath(p.DocPath), p.Index)
-			fmt.Fprintf(io.Out, "    %s\n\n", cli.Escape(snippet(p.Text, 320)))
+			fmt.Fprintf(io.Out, "    %s\n\n", cli.Escape(termtext.Snippet(p.Text, 320)))
 		}
 		return nil
 	}
@@ -488,34 +451,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 // --embedder was given), the chat model (nil without --llm) and the store,
 // which must exist and is opened read-only. done releases all three.
 func openQuery(ctx context.Context, opts *queryOptions) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
-	return openQueryStore(ctx, opts.Settings, opts.Retrieval, opts.embedderSet, false)
-}
-
-// openQueryStore opens an existing store read-only, with the embedder it
-// holds unless one was given, and the flags' model; done closes all three.
-// longLived is for a server (see store.Options.LongLived).
-func openQueryStore(ctx context.Context, s pipeline.Settings, rf retrievalFlags, embedderSet, longLived bool) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
-	spec, err := pipeline.AdoptEmbedder(ctx, s, embedderSet)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	s.Embedder = spec
-	emb, model, done, err := rf.openModels(ctx, s)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	st, err := pipeline.OpenExistingStore(ctx, s, store.Options{
-		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
-		// The merger makes again the vectors a store keeps no copy of.
-		Merger:    pipeline.NewMerger(emb),
-		ReadOnly:  true,
-		LongLived: longLived,
-	})
-	if err != nil {
-		done()
-		return nil, nil, nil, nil, err
-	}
-	return emb, model, st, func() { st.Close(); done() }, nil
+	return server.OpenQueryStore(ctx, opts.Settings, opts.Retrieval.config(), opts.embedderSet, false)
 }
 
 // lineWriter passes a streamed answer through and remembers whether it
@@ -579,16 +515,4 @@ func displayPath(p string) string {
 		}
 	}
 	return cli.Escape(p)
-}
-
-func snippet(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if len(text) <= n {
-		return text
-	}
-	cut := n
-	for cut > 0 && text[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return text[:cut] + "…"
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/docgraph/docgraph/eval"
+
+	"github.com/docgraph/docgraph/server"
 )
 
 // BenchmarkServeLoad measures `query serve` under load from another
@@ -82,18 +84,18 @@ func BenchmarkServeLoad(b *testing.B) {
 		fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 		f.add(fs)
 		_ = fs.Parse([]string{"--store", storeURL})
-		e, err := openEngine(context.Background(), f.Settings, f.Retrieve, &f.Paths, false)
+		e, err := openTestEngine(f)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer e.close()
-		if err := e.warm(context.Background()); err != nil {
+		defer e.Close()
+		if err := e.Warm(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		n := min(total/30, 300)
 		for c, clients := range []int{1, 4, 16} {
 			lat, errs, wall := drive(clients, n, func(i int) error {
-				_, err := e.query(context.Background(), &queryRequest{Question: questions[(c*n+i)%len(questions)]}, nil)
+				_, err := e.Query(context.Background(), &server.Request{Question: questions[(c*n+i)%len(questions)]}, nil)
 				return err
 			})
 			reportLatency(b, fmt.Sprintf("in-process c=%d", clients), clients, lat, errs, wall)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +28,8 @@ import (
 
 	"github.com/docgraph/docgraph/llm/llmtest"
 	"github.com/docgraph/docgraph/store"
+
+	"github.com/docgraph/docgraph/server"
 )
 
 // testFlags are serve's flags as parsed from args, for store db.
@@ -43,18 +45,27 @@ func testFlags(t *testing.T, db string, args ...string) *serverFlags {
 }
 
 // testEngine opens an engine over db with serve's flags in args.
-func testEngine(t *testing.T, db string, args ...string) *engine {
+func testEngine(t *testing.T, db string, args ...string) *server.Engine {
 	t.Helper()
 	f := testFlags(t, db, args...)
-	e, err := openEngine(context.Background(), f.Settings, f.Retrieve, &f.Paths, false)
+	e, err := openTestEngine(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.close() })
-	if err := e.warm(context.Background()); err != nil {
+	t.Cleanup(func() { e.Close() })
+	if err := e.Warm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// openTestEngine opens the engine the flags name, as serve does.
+func openTestEngine(f *serverFlags) (*server.Engine, error) {
+	cfg, err := f.config()
+	if err != nil {
+		return nil, err
+	}
+	return server.OpenEngine(context.Background(), f.Settings, cfg, false)
 }
 
 // corpusStore is testdata/corpus ingested into a new store.
@@ -65,7 +76,7 @@ func corpusStore(t *testing.T) string {
 	return db
 }
 
-func startAPI(t *testing.T, e *engine, cfg apiConfig) *httptest.Server {
+func startAPI(t *testing.T, e *server.Engine, cfg server.HandlerConfig) *httptest.Server {
 	t.Helper()
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
@@ -73,7 +84,7 @@ func startAPI(t *testing.T, e *engine, cfg apiConfig) *httptest.Server {
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = 4
 	}
-	srv := httptest.NewServer(newAPI(e, cfg))
+	srv := httptest.NewServer(server.NewHandler(e, cfg))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -130,7 +141,7 @@ func withoutTimings(t *testing.T, b []byte) map[string]any {
 // prints for the same question and settings, in every mode.
 func TestServeQueryIsQueryJSON(t *testing.T) {
 	db := corpusStore(t)
-	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	srv := startAPI(t, testEngine(t, db), server.HandlerConfig{})
 	q := "Who broke Enigma messages at Bletchley Park?"
 	for _, c := range []struct {
 		flags []string
@@ -160,7 +171,7 @@ func TestServeQueryIsQueryJSON(t *testing.T) {
 
 func TestServeRejectsBadInput(t *testing.T) {
 	db := corpusStore(t)
-	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	srv := startAPI(t, testEngine(t, db), server.HandlerConfig{})
 	big := `{"question": "` + strings.Repeat("a", 100<<10) + `"}`
 	long := `{"question": "` + strings.Repeat("why ", 5000) + `"}`
 	for _, c := range []struct {
@@ -168,44 +179,44 @@ func TestServeRejectsBadInput(t *testing.T) {
 		status             int
 		code               string
 	}{
-		{"POST", "/v1/query", `{"question": ""}`, 400, codeEmptyQuestion},
-		{"POST", "/v1/query", `{"question": "   \n"}`, 400, codeEmptyQuestion},
-		{"POST", "/v1/query", `{}`, 400, codeEmptyQuestion},
-		{"POST", "/v1/query", big, 413, codeBodyTooLarge},
-		{"POST", "/v1/query", long, 400, codeQuestionTooLong},
-		{"POST", "/v1/query", `{"question": "x", "mode": "deep"}`, 400, codeUnknownMode},
-		{"POST", "/v1/query", `{"question": "x", "top_k": 0}`, 400, codeOutOfRange},
-		{"POST", "/v1/query", `{"question": "x", "top_k": -3}`, 400, codeOutOfRange},
-		{"POST", "/v1/query", `{"question": "x", "top_k": 100000}`, 400, codeOutOfRange},
-		{"POST", "/v1/query", `{"question": "x", "top_k": 1e400}`, 400, codeInvalidJSON},
-		{"POST", "/v1/query", `{"question": "x", "damping": 1}`, 400, codeOutOfRange},
-		{"POST", "/v1/query", `{"question": "x", "max_context_tokens": 10}`, 400, codeOutOfRange},
-		{"POST", "/v1/query", `{"question": "x", "seeds": ["Go"]}`, 400, codeInvalidParam},
-		{"POST", "/v1/query", `{"question": "x", "mode": "path", "paths": "se=nonsense"}`, 400, codeInvalidParam},
-		{"POST", "/v1/query", `{"question": "x", "mode": "path", "seeds": ["No Such Entity Anywhere"]}`, 400, codeInvalidParam},
-		{"POST", "/v1/query", `{"question": "x", "cypher": true}`, 400, codeUnknownField},
-		{"POST", "/v1/query", `{"question": "x", "top_k": "5"}`, 400, codeInvalidJSON},
-		{"POST", "/v1/query", `{"question": "x"`, 400, codeInvalidJSON},
-		{"POST", "/v1/query", `{"question": "x"} {"question": "y"}`, 400, codeInvalidJSON},
-		{"POST", "/v1/query", `["question"]`, 400, codeInvalidJSON},
-		{"POST", "/v1/query", ``, 400, codeInvalidJSON},
-		{"GET", "/v1/query", ``, 405, codeMethod},
-		{"DELETE", "/v1/documents", ``, 405, codeMethod},
-		{"GET", "/v1/documents?limit=0", ``, 400, codeOutOfRange},
-		{"GET", "/v1/documents?limit=x", ``, 400, codeInvalidParam},
-		{"GET", "/v1/documents?offset=-1", ``, 400, codeOutOfRange},
-		{"GET", "/v1/documents?status=gone", ``, 400, codeInvalidParam},
-		{"GET", "/v1/entities", ``, 400, codeMissingParam},
-		{"GET", "/v1/entities?name=Go&limit=1000", ``, 400, codeOutOfRange},
-		{"GET", "/v1/entities/no-such-entity", ``, 404, codeNotFound},
-		{"GET", "/v1/graph", ``, 400, codeMissingParam},
-		{"GET", "/v1/graph?entity=Go&hops=3", ``, 400, codeOutOfRange},
-		{"GET", "/v1/graph?entity=no-such-entity", ``, 404, codeNotFound},
-		{"GET", "/v1/chunks/no-such-chunk", ``, 404, codeNotFound},
-		{"GET", "/v2/query", ``, 404, codeNotFound},
+		{"POST", "/v1/query", `{"question": ""}`, 400, server.CodeEmptyQuestion},
+		{"POST", "/v1/query", `{"question": "   \n"}`, 400, server.CodeEmptyQuestion},
+		{"POST", "/v1/query", `{}`, 400, server.CodeEmptyQuestion},
+		{"POST", "/v1/query", big, 413, server.CodeBodyTooLarge},
+		{"POST", "/v1/query", long, 400, server.CodeQuestionTooLong},
+		{"POST", "/v1/query", `{"question": "x", "mode": "deep"}`, 400, server.CodeUnknownMode},
+		{"POST", "/v1/query", `{"question": "x", "top_k": 0}`, 400, server.CodeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "top_k": -3}`, 400, server.CodeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "top_k": 100000}`, 400, server.CodeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "top_k": 1e400}`, 400, server.CodeInvalidJSON},
+		{"POST", "/v1/query", `{"question": "x", "damping": 1}`, 400, server.CodeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "max_context_tokens": 10}`, 400, server.CodeOutOfRange},
+		{"POST", "/v1/query", `{"question": "x", "seeds": ["Go"]}`, 400, server.CodeInvalidParam},
+		{"POST", "/v1/query", `{"question": "x", "mode": "path", "paths": "se=nonsense"}`, 400, server.CodeInvalidParam},
+		{"POST", "/v1/query", `{"question": "x", "mode": "path", "seeds": ["No Such Entity Anywhere"]}`, 400, server.CodeInvalidParam},
+		{"POST", "/v1/query", `{"question": "x", "cypher": true}`, 400, server.CodeUnknownField},
+		{"POST", "/v1/query", `{"question": "x", "top_k": "5"}`, 400, server.CodeInvalidJSON},
+		{"POST", "/v1/query", `{"question": "x"`, 400, server.CodeInvalidJSON},
+		{"POST", "/v1/query", `{"question": "x"} {"question": "y"}`, 400, server.CodeInvalidJSON},
+		{"POST", "/v1/query", `["question"]`, 400, server.CodeInvalidJSON},
+		{"POST", "/v1/query", ``, 400, server.CodeInvalidJSON},
+		{"GET", "/v1/query", ``, 405, server.CodeMethod},
+		{"DELETE", "/v1/documents", ``, 405, server.CodeMethod},
+		{"GET", "/v1/documents?limit=0", ``, 400, server.CodeOutOfRange},
+		{"GET", "/v1/documents?limit=x", ``, 400, server.CodeInvalidParam},
+		{"GET", "/v1/documents?offset=-1", ``, 400, server.CodeOutOfRange},
+		{"GET", "/v1/documents?status=gone", ``, 400, server.CodeInvalidParam},
+		{"GET", "/v1/entities", ``, 400, server.CodeMissingParam},
+		{"GET", "/v1/entities?name=Go&limit=1000", ``, 400, server.CodeOutOfRange},
+		{"GET", "/v1/entities/no-such-entity", ``, 404, server.CodeNotFound},
+		{"GET", "/v1/graph", ``, 400, server.CodeMissingParam},
+		{"GET", "/v1/graph?entity=Go&hops=3", ``, 400, server.CodeOutOfRange},
+		{"GET", "/v1/graph?entity=no-such-entity", ``, 404, server.CodeNotFound},
+		{"GET", "/v1/chunks/no-such-chunk", ``, 404, server.CodeNotFound},
+		{"GET", "/v2/query", ``, 404, server.CodeNotFound},
 	} {
 		r := do(t, c.method, srv.URL+c.path, c.body)
-		e := decode[apiError](t, r.Body)
+		e := decode[server.APIError](t, r.Body)
 		if r.Status != c.status || e.Code != c.code || e.Message == "" {
 			t.Errorf("%s %s %.60q: %d %+v; want %d %s", c.method, c.path, c.body, r.Status, e, c.status, c.code)
 		}
@@ -220,7 +231,7 @@ func TestServeRejectsBadInput(t *testing.T) {
 
 func TestServeBrowse(t *testing.T) {
 	db := corpusStore(t)
-	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	srv := startAPI(t, testEngine(t, db), server.HandlerConfig{})
 	get := func(path string) []byte {
 		t.Helper()
 		r := do(t, "GET", srv.URL+path, "")
@@ -234,7 +245,7 @@ func TestServeBrowse(t *testing.T) {
 	var paths []string
 	next := "/v1/documents?limit=4"
 	for pages := 0; next != ""; pages++ {
-		p := decode[docPage](t, get(next))
+		p := decode[server.DocPage](t, get(next))
 		if p.Total != 10 || len(p.Documents) > 4 || pages > 3 {
 			t.Fatalf("page %+v", p)
 		}
@@ -252,25 +263,25 @@ func TestServeBrowse(t *testing.T) {
 	if len(paths) != 10 || !sort.StringsAreSorted(paths) {
 		t.Errorf("paged documents %v", paths)
 	}
-	if p := decode[docPage](t, get("/v1/documents?status=failed")); p.Total != 0 || len(p.Documents) != 0 {
+	if p := decode[server.DocPage](t, get("/v1/documents?status=failed")); p.Total != 0 || len(p.Documents) != 0 {
 		t.Errorf("failed documents %+v", p)
 	}
-	if p := decode[docPage](t, get("/v1/documents?path_prefix="+url.QueryEscape(filepath.Dir(paths[0])))); p.Total == 0 || p.Total == 10 {
+	if p := decode[server.DocPage](t, get("/v1/documents?path_prefix="+url.QueryEscape(filepath.Dir(paths[0])))); p.Total == 0 || p.Total == 10 {
 		t.Errorf("path_prefix %s: %d documents", filepath.Dir(paths[0]), p.Total)
 	}
 
 	// Entities by name: the exact one first, then full-text matches.
-	ents := decode[struct{ Entities []entityJSON }](t, get("/v1/entities?name="+url.QueryEscape("alan turing"))).Entities
+	ents := decode[struct{ Entities []server.EntityJSON }](t, get("/v1/entities?name="+url.QueryEscape("alan turing"))).Entities
 	if len(ents) < 2 || ents[0].Name != "Alan Turing" || ents[0].Via != "name" || ents[1].Via != "fulltext" {
 		t.Fatalf("entities for alan turing: %+v", ents)
 	}
 	// One entity, by id and by name: passages with text and path, relations.
 	for _, ref := range []string{ents[0].ID, url.PathEscape("Alan Turing")} {
-		d := decode[entityDetail](t, get("/v1/entities/"+ref))
+		d := decode[server.EntityDetail](t, get("/v1/entities/"+ref))
 		if d.ID != ents[0].ID || len(d.Passages) == 0 || len(d.Relations) == 0 {
 			t.Fatalf("entity %s: %+v", ref, d)
 		}
-		if !slices.ContainsFunc(d.Passages, func(p mentionJSON) bool {
+		if !slices.ContainsFunc(d.Passages, func(p server.MentionJSON) bool {
 			return strings.HasSuffix(p.DocPath, "alan-turing.txt") && strings.Contains(p.Text, "Turing")
 		}) {
 			t.Errorf("entity passages lack alan-turing.txt: %+v", d.Passages)
@@ -283,9 +294,9 @@ func TestServeBrowse(t *testing.T) {
 	}
 
 	// Neighbourhoods: every edge's ends are nodes; two hops reach further.
-	g1 := decode[graphJSON](t, get("/v1/graph?entity="+ents[0].ID))
-	g2 := decode[graphJSON](t, get("/v1/graph?hops=2&limit=200&entity="+ents[0].ID))
-	for _, g := range []graphJSON{g1, g2} {
+	g1 := decode[server.GraphJSON](t, get("/v1/graph?entity="+ents[0].ID))
+	g2 := decode[server.GraphJSON](t, get("/v1/graph?hops=2&limit=200&entity="+ents[0].ID))
+	for _, g := range []server.GraphJSON{g1, g2} {
 		nodes := map[string]int{}
 		for _, n := range g.Nodes {
 			nodes[n.ID] = n.Hops
@@ -302,10 +313,10 @@ func TestServeBrowse(t *testing.T) {
 			}
 		}
 	}
-	if len(g2.Nodes) <= len(g1.Nodes) || !slices.ContainsFunc(g2.Nodes, func(n graphNode) bool { return n.Hops == 2 }) {
+	if len(g2.Nodes) <= len(g1.Nodes) || !slices.ContainsFunc(g2.Nodes, func(n server.GraphNode) bool { return n.Hops == 2 }) {
 		t.Errorf("2 hops: %d nodes, 1 hop: %d", len(g2.Nodes), len(g1.Nodes))
 	}
-	if g := decode[graphJSON](t, get("/v1/graph?limit=2&entity="+ents[0].ID)); len(g.Edges) != 2 || !g.Truncated {
+	if g := decode[server.GraphJSON](t, get("/v1/graph?limit=2&entity="+ents[0].ID)); len(g.Edges) != 2 || !g.Truncated {
 		t.Errorf("limit 2: %d edges, truncated %v", len(g.Edges), g.Truncated)
 	}
 
@@ -317,12 +328,12 @@ func TestServeBrowse(t *testing.T) {
 			DocPath string `json:"doc_path"`
 		}
 	}](t, r.Body)
-	c := decode[chunkJSON](t, get("/v1/chunks/"+url.PathEscape(res.Passages[0].ChunkID)))
+	c := decode[server.ChunkJSON](t, get("/v1/chunks/"+url.PathEscape(res.Passages[0].ChunkID)))
 	if c.DocPath != res.Passages[0].DocPath || c.Text == "" || len(c.Entities) == 0 || c.DocChunks != 1 {
 		t.Errorf("chunk %+v", c)
 	}
 
-	s := decode[statsJSON](t, get("/v1/stats"))
+	s := decode[server.StatsJSON](t, get("/v1/stats"))
 	if s.Documents != 10 || s.Chunks != 10 || s.Entities == 0 || s.GraphVersion == "" || s.LLM || s.Cypher {
 		t.Errorf("stats %+v", s)
 	}
@@ -332,8 +343,8 @@ func TestServeBrowse(t *testing.T) {
 func TestServeIsReadOnly(t *testing.T) {
 	db := corpusStore(t)
 	e := testEngine(t, db)
-	srv := startAPI(t, e, apiConfig{})
-	gs := e.st.(store.GraphScanner)
+	srv := startAPI(t, e, server.HandlerConfig{})
+	gs := e.Store().(store.GraphScanner)
 	before, _ := gs.GraphVersion(context.Background())
 	for _, b := range []string{`{"question": "Go"}`, `{"question": "Go", "mode": "path"}`, `{"question": "Go", "mode": "hybrid", "context_only": true}`} {
 		do(t, "POST", srv.URL+"/v1/query", b)
@@ -351,7 +362,7 @@ func TestServeToken(t *testing.T) {
 	const token = "s3cret-token-0123456789abcdef"
 	var logs bytes.Buffer
 	logw := &syncWriter{w: &logs}
-	srv := startAPI(t, testEngine(t, db), apiConfig{Token: token, AccessLog: true, Logf: logw.logf})
+	srv := startAPI(t, testEngine(t, db), server.HandlerConfig{Token: token, AccessLog: true, Logf: logw.logf})
 	body := `{"question": "Who designed Go?"}`
 	for _, c := range []struct {
 		header []string
@@ -375,7 +386,7 @@ func TestServeToken(t *testing.T) {
 		if r.Status != c.status {
 			t.Errorf("%v: %d %s, want %d", c.header, r.Status, r.Body, c.status)
 		}
-		if r.Status == 401 && (r.Header.Get("WWW-Authenticate") == "" || decode[apiError](t, r.Body).Code != codeUnauthorized) {
+		if r.Status == 401 && (r.Header.Get("WWW-Authenticate") == "" || decode[server.APIError](t, r.Body).Code != server.CodeUnauthorized) {
 			t.Errorf("401 without WWW-Authenticate or code: %v %s", r.Header, r.Body)
 		}
 		if bytes.Contains(r.Body, []byte(token)) {
@@ -396,7 +407,7 @@ func TestServeToken(t *testing.T) {
 }
 
 func TestServeHostCheckWithoutToken(t *testing.T) {
-	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{})
+	srv := startAPI(t, testEngine(t, corpusStore(t)), server.HandlerConfig{})
 	for host, status := range map[string]int{"": 200, "localhost:8080": 200, "[::1]:8080": 200, "attacker.example:8080": 403, "10.1.2.3": 403} {
 		var h []string
 		if host != "" {
@@ -451,7 +462,7 @@ func TestServeStreamsAnswer(t *testing.T) {
 	db := corpusStore(t)
 	srv := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
 	srv.ChunkSize = 5
-	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), apiConfig{})
+	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), server.HandlerConfig{})
 	r := do(t, "POST", api.URL+"/v1/query", `{"question": "Who broke Enigma messages at Bletchley Park?", "stream": true}`)
 	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("%d %s\n%s", r.Status, r.Header.Get("Content-Type"), r.Body)
@@ -464,7 +475,7 @@ func TestServeStreamsAnswer(t *testing.T) {
 			names = append(names, ev.name)
 		}
 		if ev.name == "token" {
-			answer.WriteString(decode[tokenEvent](t, ev.data).Text)
+			answer.WriteString(decode[server.TokenEvent](t, ev.data).Text)
 		}
 	}
 	if strings.Join(names, ",") != "token,sources,result" || len(events) < 4 {
@@ -540,9 +551,9 @@ func slowLLM(t *testing.T, content string, delay time.Duration) {
 func TestServeTimesOut(t *testing.T) {
 	db := corpusStore(t)
 	slowLLM(t, "late", 5*time.Second)
-	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), apiConfig{Timeout: 300 * time.Millisecond})
+	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), server.HandlerConfig{Timeout: 300 * time.Millisecond})
 	r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
-	if e := decode[apiError](t, r.Body); r.Status != http.StatusGatewayTimeout || e.Code != codeTimeout {
+	if e := decode[server.APIError](t, r.Body); r.Status != http.StatusGatewayTimeout || e.Code != server.CodeTimeout {
 		t.Errorf("slow answer: %d %+v", r.Status, e)
 	}
 	if r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive", "context_only": true}`); r.Status != 200 {
@@ -552,7 +563,7 @@ func TestServeTimesOut(t *testing.T) {
 
 // TestServeConcurrentQueriesAgree: many clients at once get what one gets.
 func TestServeConcurrentQueriesAgree(t *testing.T) {
-	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{MaxConcurrent: 3})
+	srv := startAPI(t, testEngine(t, corpusStore(t)), server.HandlerConfig{MaxConcurrent: 3})
 	questions := []string{"Who designed Go?", "Who broke Enigma messages at Bletchley Park?", "Which languages did Ken Thompson create?", "What is a graph database?"}
 	want := map[string][]byte{}
 	for _, q := range questions {
@@ -643,7 +654,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// logf writes one log line, as apiConfig.Logf does.
+// logf writes one log line, as server.HandlerConfig.Logf does.
 func (s *syncWriter) logf(format string, args ...any) {
 	fmt.Fprintf(s, format+"\n", args...)
 }
@@ -742,7 +753,7 @@ func (o *openAPISpec) check(schema, body []byte) error {
 // operation (errors included) validate against the documented schemas.
 func TestOpenAPIMatchesHandlers(t *testing.T) {
 	db := corpusStore(t)
-	srv := startAPI(t, testEngine(t, db), apiConfig{})
+	srv := startAPI(t, testEngine(t, db), server.HandlerConfig{})
 	spec := loadOpenAPI(t, do(t, "GET", srv.URL+"/v1/openapi.json", "").Body)
 	// The validation has teeth: a missing, mistyped or undocumented field fails.
 	for _, c := range []struct{ schema, body string }{
@@ -756,18 +767,12 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		}
 	}
 
-	var served []string
-	for _, rt := range routes {
-		for _, m := range rt.methods {
-			served = append(served, m+" "+rt.pattern)
-		}
-	}
-	sort.Strings(served)
+	served := server.Operations()
 	if !slices.Equal(served, spec.operations()) {
 		t.Fatalf("served routes and the OpenAPI document disagree:\n served %v\n document %v", served, spec.operations())
 	}
 
-	entity := decode[struct{ Entities []entityJSON }](t, do(t, "GET", srv.URL+"/v1/entities?name=Go", "").Body).Entities[0].ID
+	entity := decode[struct{ Entities []server.EntityJSON }](t, do(t, "GET", srv.URL+"/v1/entities?name=Go", "").Body).Entities[0].ID
 	chunk := decode[struct {
 		Passages []struct {
 			ChunkID string `json:"chunk_id"`
@@ -820,7 +825,7 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 	// Wrong methods and a token-guarded server answer as documented too.
 	r := do(t, "GET", srv.URL+"/v1/query", "")
 	spec.validate(t, "POST /v1/query", r.Status, r.Header.Get("Content-Type"), r.Body)
-	guarded := startAPI(t, testEngine(t, db), apiConfig{Token: "a-token-of-enough-length"})
+	guarded := startAPI(t, testEngine(t, db), server.HandlerConfig{Token: "a-token-of-enough-length"})
 	r = do(t, "GET", guarded.URL+"/v1/stats", "")
 	spec.validate(t, "GET /v1/stats", r.Status, r.Header.Get("Content-Type"), r.Body)
 
@@ -880,14 +885,14 @@ func TestServeSIGTERM(t *testing.T) {
 // form (or mix when it cannot) and says which; without one it is a 400.
 func TestServeLogicMode(t *testing.T) {
 	db := corpusStore(t)
-	offline := startAPI(t, testEngine(t, db), apiConfig{})
+	offline := startAPI(t, testEngine(t, db), server.HandlerConfig{})
 	r := do(t, "POST", offline.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "logic"}`, "Content-Type", "application/json")
 	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "--llm") {
 		t.Fatalf("logic without a model: %d %s", r.Status, r.Body)
 	}
 
 	srv := integrateServer(t, goPlan, "YES", "Go [1].", "", 0, false)
-	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), apiConfig{})
+	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), server.HandlerConfig{})
 	r = do(t, "POST", api.URL+"/v1/query", `{"question": "`+goQuestion+`", "mode": "logic"}`, "Content-Type", "application/json")
 	if r.Status != http.StatusOK {
 		t.Fatalf("logic: %d %s", r.Status, r.Body)
@@ -943,7 +948,7 @@ func trickle(t *testing.T, addr, header string, interval time.Duration) {
 // query answers well within 5 s (it takes milliseconds; the bound is for a
 // loaded machine).
 func TestServeSlowBodiesDoNotStarve(t *testing.T) {
-	h := newAPI(testEngine(t, corpusStore(t)), apiConfig{Timeout: 30 * time.Second, MaxConcurrent: 2})
+	h := server.NewHandler(testEngine(t, corpusStore(t)), server.HandlerConfig{Timeout: 30 * time.Second, MaxConcurrent: 2})
 	var arrived atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -999,7 +1004,7 @@ func readAll(t *testing.T, resp *http.Response) []byte {
 // timeout ends its request with a 408, logged as such, and the server goes on.
 func TestServeCutsSlowBodies(t *testing.T) {
 	f := testFlags(t, corpusStore(t))
-	f.conn = connTimeouts{ReadHeader: time.Second, Read: time.Second, Idle: time.Second}
+	f.conn = server.ConnTimeouts{ReadHeader: time.Second, Read: time.Second, Idle: time.Second}
 	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 1, AccessLog: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
@@ -1027,7 +1032,7 @@ func TestServeCutsSlowBodies(t *testing.T) {
 		t.Fatalf("slow body: no response: %v", err)
 	}
 	b := readAll(t, resp)
-	if e := decode[apiError](t, b); resp.StatusCode != http.StatusRequestTimeout || e.Code != codeTimeout {
+	if e := decode[server.APIError](t, b); resp.StatusCode != http.StatusRequestTimeout || e.Code != server.CodeTimeout {
 		t.Errorf("slow body: %d %s", resp.StatusCode, b)
 	}
 	if r := do(t, "POST", "http://"+base+"/v1/query", `{"question": "Who designed Go?", "top_k": 1}`); r.Status != 200 {
@@ -1049,7 +1054,7 @@ func TestServeAccessLogEscapes(t *testing.T) {
 	for _, token := range []string{"", "a-token-of-enough-length"} {
 		var logs bytes.Buffer
 		logw := &syncWriter{w: &logs}
-		srv := startAPI(t, e, apiConfig{Token: token, AccessLog: true, Logf: logw.logf})
+		srv := startAPI(t, e, server.HandlerConfig{Token: token, AccessLog: true, Logf: logw.logf})
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -1081,82 +1086,26 @@ func TestServeAccessLogEscapes(t *testing.T) {
 	}
 }
 
-// unreachableStore is a store whose graph cannot be read, with an error
-// that names where it is, as the real stores' errors do.
-type unreachableStore struct{ store.Store }
-
-func (unreachableStore) GraphVersion(context.Context) (string, error) {
-	return "", errors.New("sqlite store /srv/private/graph.db: graph version: disk I/O error")
-}
-
-func (unreachableStore) ScanMentions(context.Context, func(store.Mention) error) error {
-	return errors.New("sqlite store /srv/private/graph.db: scan: disk I/O error")
-}
-
-// TestServeHealth: /healthz says ok or unavailable to anyone, and more
-// (uptime, the store's error) only with the token; HEAD answers the same
-// status with no body.
-func TestServeHealth(t *testing.T) {
-	db := corpusStore(t)
-	const token = "a-token-of-enough-length"
-	healthy := startAPI(t, testEngine(t, db), apiConfig{Token: token})
-	broken := testEngine(t, db)
-	broken.st = unreachableStore{broken.st}
-	down := startAPI(t, broken, apiConfig{Token: token})
-	open := startAPI(t, broken, apiConfig{})
-	auth := []string{"Authorization", "Bearer " + token}
-	for _, c := range []struct {
-		name, method, url string
-		header            []string
-		status            int
-		body              string // exact, "" for none; "*" for details
-	}{
-		{"healthy", "GET", healthy.URL, nil, 200, `{"status":"ok"}`},
-		{"healthy, wrong token", "GET", healthy.URL, []string{"Authorization", "Bearer wrong-token-of-enough-length"}, 200, `{"status":"ok"}`},
-		{"healthy, token", "GET", healthy.URL, auth, 200, "*"},
-		{"healthy HEAD", "HEAD", healthy.URL, nil, 200, ""},
-		{"down", "GET", down.URL, nil, 503, `{"status":"unavailable"}`},
-		{"down, no token set", "GET", open.URL, nil, 503, `{"status":"unavailable"}`},
-		{"down, token", "GET", down.URL, auth, 503, "*"},
-		{"down HEAD", "HEAD", down.URL, nil, 503, ""},
-	} {
-		r := do(t, c.method, c.url+"/healthz", "", c.header...)
-		got := strings.TrimSpace(string(r.Body))
-		if r.Status != c.status || (c.body != "*" && got != c.body) {
-			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, got, c.status, c.body)
-		}
-		if c.body == "*" {
-			h := decode[map[string]any](t, r.Body)
-			if _, ok := h["uptime_seconds"]; !ok || (c.status == 503) != strings.Contains(fmt.Sprint(h["error"]), "graph.db") {
-				t.Errorf("%s: details %s", c.name, r.Body)
-			}
-		}
-		if c.method == "HEAD" && r.Header.Get("Content-Type") == "" {
-			t.Errorf("%s: no content type", c.name)
-		}
-	}
-}
-
 // TestServeDocumentsHugeOffset: an offset near the integer limit is an
 // empty last page, not a page whose next offset wrapped around.
 func TestServeDocumentsHugeOffset(t *testing.T) {
-	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{})
+	srv := startAPI(t, testEngine(t, corpusStore(t)), server.HandlerConfig{})
 	for _, off := range []string{"9223372036854775807", "9223372036854775806", "9223372036854775000"} {
 		for _, limit := range []string{"", "&limit=500"} {
 			r := do(t, "GET", srv.URL+"/v1/documents?offset="+off+limit, "")
-			p := decode[docPage](t, r.Body)
+			p := decode[server.DocPage](t, r.Body)
 			if r.Status != 200 || len(p.Documents) != 0 || p.NextOffset != nil || p.Total != 10 {
 				t.Errorf("offset %s%s: %d %s", off, limit, r.Status, r.Body)
 			}
 		}
 	}
 	r := do(t, "GET", srv.URL+"/v1/documents?offset=9223372036854775808", "")
-	if e := decode[apiError](t, r.Body); r.Status != 400 || e.Code != codeInvalidParam || !strings.Contains(e.Message, "offset") {
+	if e := decode[server.APIError](t, r.Body); r.Status != 400 || e.Code != server.CodeInvalidParam || !strings.Contains(e.Message, "offset") {
 		t.Errorf("offset past int64: %d %s", r.Status, r.Body)
 	}
 	// The last full page has no next offset, the one before has.
 	for off, next := range map[int]bool{0: true, 5: true, 6: false, 10: false} {
-		p := decode[docPage](t, do(t, "GET", fmt.Sprintf("%s/v1/documents?offset=%d&limit=4", srv.URL, off), "").Body)
+		p := decode[server.DocPage](t, do(t, "GET", fmt.Sprintf("%s/v1/documents?offset=%d&limit=4", srv.URL, off), "").Body)
 		if (p.NextOffset != nil) != next || (next && *p.NextOffset != off+4) {
 			t.Errorf("offset %d limit 4 of 10: next %v", off, p.NextOffset)
 		}
@@ -1166,8 +1115,8 @@ func TestServeDocumentsHugeOffset(t *testing.T) {
 // TestServeSecurityHeaders: every response, error or not, says nosniff.
 func TestServeSecurityHeaders(t *testing.T) {
 	db := corpusStore(t)
-	open := startAPI(t, testEngine(t, db), apiConfig{})
-	guarded := startAPI(t, testEngine(t, db), apiConfig{Token: "a-token-of-enough-length"})
+	open := startAPI(t, testEngine(t, db), server.HandlerConfig{})
+	guarded := startAPI(t, testEngine(t, db), server.HandlerConfig{Token: "a-token-of-enough-length"})
 	for _, c := range []struct {
 		url, method, body string
 		header            []string
@@ -1187,5 +1136,18 @@ func TestServeSecurityHeaders(t *testing.T) {
 		if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("%s %s: %d, X-Content-Type-Options %q", c.method, c.url, r.Status, got)
 		}
+	}
+}
+
+// TestServerConfigDefaults: serve's flags, none given, are the server
+// package's defaults, so that a program using the library gets what
+// query serve does.
+func TestServerConfigDefaults(t *testing.T) {
+	got, err := testFlags(t, "sqlite://unused.db").config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := server.DefaultConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("serve's defaults\n %+v\nserver.DefaultConfig\n %+v", got, want)
 	}
 }

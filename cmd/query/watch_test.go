@@ -10,6 +10,8 @@ import (
 
 	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/pipeline"
+
+	"github.com/docgraph/docgraph/server"
 )
 
 // TestServeBesideWatch: `ingest --watch` writes the store through its own
@@ -62,8 +64,8 @@ func TestServeBesideWatch(t *testing.T) {
 	e := testEngine(t, db)
 	fctx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
-	go e.follow(fctx, 100*time.Millisecond, t.Logf)
-	srv := startAPI(t, e, apiConfig{})
+	go e.Follow(fctx, 100*time.Millisecond, t.Logf)
+	srv := startAPI(t, e, server.HandlerConfig{})
 
 	wait := func(path string, outcome pipeline.Outcome) time.Time {
 		t.Helper()

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 // The lookups behind the browse endpoints and tools: documents, entities,
 // their neighbourhood and chunks, read from the store as they are now.
 
-// docJSON is a document as the API lists it.
-type docJSON struct {
+// DocJSON is a document as the API lists it.
+type DocJSON struct {
 	ID        string    `json:"id"`
 	Path      string    `json:"path"`
 	Title     string    `json:"title"`
@@ -30,14 +30,14 @@ type docJSON struct {
 	Warnings  []string  `json:"warnings"`
 }
 
-func docOf(d store.Document) docJSON {
-	return docJSON{ID: d.ID, Path: d.Path, Title: d.Title, Format: d.Format, Status: string(d.Status), Error: d.Error,
+func docOf(d store.Document) DocJSON {
+	return DocJSON{ID: d.ID, Path: d.Path, Title: d.Title, Format: d.Format, Status: string(d.Status), Error: d.Error,
 		Chunks: d.Chunks, Size: d.Size, ModTime: d.ModTime.UTC(), UpdatedAt: d.UpdatedAt.UTC(), Warnings: orEmpty(d.Warnings)}
 }
 
-// docPage is one page of the document list.
-type docPage struct {
-	Documents []docJSON `json:"documents"`
+// DocPage is one page of the document list.
+type DocPage struct {
+	Documents []DocJSON `json:"documents"`
 	Total     int       `json:"total"`
 	Offset    int       `json:"offset"`
 	Limit     int       `json:"limit"`
@@ -54,17 +54,17 @@ type docQuery struct {
 
 const maxPage = 500
 
-func (e *engine) documents(ctx context.Context, q docQuery) (*docPage, error) {
+func (e *Engine) documents(ctx context.Context, q docQuery) (*DocPage, error) {
 	if q.Limit == 0 {
 		q.Limit = 50
 	}
 	if q.Offset < 0 || q.Limit < 1 || q.Limit > maxPage {
-		return nil, badRequest(codeOutOfRange, "offset must be >= 0 and limit in [1, %d]", maxPage)
+		return nil, badRequest(CodeOutOfRange, "offset must be >= 0 and limit in [1, %d]", maxPage)
 	}
 	switch store.Status(q.Status) {
 	case "", store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed:
 	default:
-		return nil, badRequest(codeInvalidParam, "status %q: one of pending, processing, done, failed", q.Status)
+		return nil, badRequest(CodeInvalidParam, "status %q: one of pending, processing, done, failed", q.Status)
 	}
 	all, err := e.st.Documents(ctx)
 	if err != nil {
@@ -76,7 +76,7 @@ func (e *engine) documents(ctx context.Context, q docQuery) (*docPage, error) {
 			sel = append(sel, d)
 		}
 	}
-	p := &docPage{Documents: []docJSON{}, Total: len(sel), Offset: q.Offset, Limit: q.Limit}
+	p := &DocPage{Documents: []DocJSON{}, Total: len(sel), Offset: q.Offset, Limit: q.Limit}
 	// Offset+Limit would overflow for an offset near the integer limit.
 	for i := q.Offset; i < len(sel) && i-q.Offset < q.Limit; i++ {
 		p.Documents = append(p.Documents, docOf(sel[i]))
@@ -88,8 +88,8 @@ func (e *engine) documents(ctx context.Context, q docQuery) (*docPage, error) {
 	return p, nil
 }
 
-// entityJSON is an entity in lists and graphs.
-type entityJSON struct {
+// EntityJSON is an entity in lists and graphs.
+type EntityJSON struct {
 	ID          string  `json:"id"`
 	Name        string  `json:"name"`
 	Type        string  `json:"type"`
@@ -100,27 +100,27 @@ type entityJSON struct {
 	Via string `json:"via,omitempty"`
 }
 
-func entityOf(e store.Entity) entityJSON {
-	return entityJSON{ID: e.ID, Name: e.Name, Type: e.Type, Description: e.Description, Mentions: e.Mentions}
+func entityOf(e store.Entity) EntityJSON {
+	return EntityJSON{ID: e.ID, Name: e.Name, Type: e.Type, Description: e.Description, Mentions: e.Mentions}
 }
 
 // findEntities looks a name up: the entity of that exact (normalised)
 // name first, then full-text matches over names and descriptions.
-func (e *engine) findEntities(ctx context.Context, name string, limit int) ([]entityJSON, error) {
+func (e *Engine) findEntities(ctx context.Context, name string, limit int) ([]EntityJSON, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return nil, badRequest(codeMissingParam, "name is required")
+		return nil, badRequest(CodeMissingParam, "name is required")
 	}
 	if len(name) > 1024 {
-		return nil, badRequest(codeOutOfRange, "name is %d bytes, at most 1024 are taken", len(name))
+		return nil, badRequest(CodeOutOfRange, "name is %d bytes, at most 1024 are taken", len(name))
 	}
 	if limit == 0 {
 		limit = 10
 	}
 	if limit < 1 || limit > 100 {
-		return nil, badRequest(codeOutOfRange, "limit %d is out of range [1, 100]", limit)
+		return nil, badRequest(CodeOutOfRange, "limit %d is out of range [1, 100]", limit)
 	}
-	out := []entityJSON{}
+	out := []EntityJSON{}
 	seen := map[string]bool{}
 	exact, err := e.st.Entities(ctx, []string{graphbuild.EntityID(name)})
 	if err != nil {
@@ -151,9 +151,9 @@ func (e *engine) findEntities(ctx context.Context, name string, limit int) ([]en
 }
 
 // entity finds an entity by id, or by name when no id matches.
-func (e *engine) entity(ctx context.Context, idOrName string) (*store.Entity, error) {
+func (e *Engine) entity(ctx context.Context, idOrName string) (*store.Entity, error) {
 	if strings.TrimSpace(idOrName) == "" {
-		return nil, badRequest(codeMissingParam, "entity id is required")
+		return nil, badRequest(CodeMissingParam, "entity id is required")
 	}
 	for _, id := range []string{idOrName, graphbuild.EntityID(idOrName)} {
 		ents, err := e.st.Entities(ctx, []string{id})
@@ -167,8 +167,8 @@ func (e *engine) entity(ctx context.Context, idOrName string) (*store.Entity, er
 	return nil, notFound("no entity %q", idOrName)
 }
 
-// mentionJSON is one passage an entity was extracted from.
-type mentionJSON struct {
+// MentionJSON is one passage an entity was extracted from.
+type MentionJSON struct {
 	ChunkID  string `json:"chunk_id"`
 	DocID    string `json:"doc_id"`
 	DocPath  string `json:"doc_path"`
@@ -177,8 +177,8 @@ type mentionJSON struct {
 	Text     string `json:"text"`
 }
 
-// relationJSON is a relation with its endpoints' names.
-type relationJSON struct {
+// RelationJSON is a relation with its endpoints' names.
+type RelationJSON struct {
 	ID          string  `json:"id"`
 	Source      string  `json:"source"`
 	SourceName  string  `json:"source_name"`
@@ -190,19 +190,19 @@ type relationJSON struct {
 	Weight      float64 `json:"weight"`
 }
 
-// entityDetail is an entity with where it is mentioned and what it relates to.
-type entityDetail struct {
-	entityJSON
-	Passages  []mentionJSON  `json:"passages"`
-	Relations []relationJSON `json:"relations"`
+// EntityDetail is an entity with where it is mentioned and what it relates to.
+type EntityDetail struct {
+	EntityJSON
+	Passages  []MentionJSON  `json:"passages"`
+	Relations []RelationJSON `json:"relations"`
 }
 
-func (e *engine) entityDetail(ctx context.Context, idOrName string, limit int) (*entityDetail, error) {
+func (e *Engine) entityDetail(ctx context.Context, idOrName string, limit int) (*EntityDetail, error) {
 	if limit == 0 {
 		limit = 20
 	}
 	if limit < 1 || limit > 200 {
-		return nil, badRequest(codeOutOfRange, "limit %d is out of range [1, 200]", limit)
+		return nil, badRequest(CodeOutOfRange, "limit %d is out of range [1, 200]", limit)
 	}
 	ent, err := e.entity(ctx, idOrName)
 	if err != nil {
@@ -226,12 +226,12 @@ func (e *engine) entityDetail(ctx context.Context, idOrName string, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	return &entityDetail{entityJSON: entityOf(*ent), Passages: passages, Relations: relations}, nil
+	return &EntityDetail{EntityJSON: entityOf(*ent), Passages: passages, Relations: relations}, nil
 }
 
 // passages reads the chunks of mentions with their documents, keeping
 // only chunks of done documents, at most limit.
-func (e *engine) passages(ctx context.Context, ms []store.Mention, limit int) ([]mentionJSON, error) {
+func (e *Engine) passages(ctx context.Context, ms []store.Mention, limit int) ([]MentionJSON, error) {
 	ids := make([]string, 0, len(ms))
 	for _, m := range ms {
 		ids = append(ids, m.ChunkID)
@@ -241,7 +241,7 @@ func (e *engine) passages(ctx context.Context, ms []store.Mention, limit int) ([
 		return nil, err
 	}
 	docs := map[string]*store.Document{}
-	out := []mentionJSON{}
+	out := []MentionJSON{}
 	for _, c := range chunks {
 		if len(out) >= limit {
 			break
@@ -257,13 +257,13 @@ func (e *engine) passages(ctx context.Context, ms []store.Mention, limit int) ([
 		if d == nil || d.Status != store.StatusDone {
 			continue
 		}
-		out = append(out, mentionJSON{ChunkID: c.ID, DocID: c.DocID, DocPath: d.Path, DocTitle: d.Title, Index: c.Index, Text: c.Text})
+		out = append(out, MentionJSON{ChunkID: c.ID, DocID: c.DocID, DocPath: d.Path, DocTitle: d.Title, Index: c.Index, Text: c.Text})
 	}
 	return out, nil
 }
 
 // relations names the endpoints of rels.
-func (e *engine) relations(ctx context.Context, rels []store.Relation) ([]relationJSON, error) {
+func (e *Engine) relations(ctx context.Context, rels []store.Relation) ([]RelationJSON, error) {
 	names, err := e.names(ctx, rels)
 	if err != nil {
 		return nil, err
@@ -272,17 +272,17 @@ func (e *engine) relations(ctx context.Context, rels []store.Relation) ([]relati
 }
 
 // relationsOf names the endpoints of rels from names, which holds them.
-func relationsOf(rels []store.Relation, names map[string]store.Entity) []relationJSON {
-	out := make([]relationJSON, 0, len(rels))
+func relationsOf(rels []store.Relation, names map[string]store.Entity) []RelationJSON {
+	out := make([]RelationJSON, 0, len(rels))
 	for _, r := range rels {
-		out = append(out, relationJSON{ID: r.ID, Source: r.SourceID, SourceName: names[r.SourceID].Name, Target: r.TargetID,
+		out = append(out, RelationJSON{ID: r.ID, Source: r.SourceID, SourceName: names[r.SourceID].Name, Target: r.TargetID,
 			TargetName: names[r.TargetID].Name, Type: r.Type, Keywords: r.Keywords, Description: r.Description, Weight: r.Weight})
 	}
 	return out
 }
 
 // names reads the endpoint entities of rels.
-func (e *engine) names(ctx context.Context, rels []store.Relation) (map[string]store.Entity, error) {
+func (e *Engine) names(ctx context.Context, rels []store.Relation) (map[string]store.Entity, error) {
 	var ids []string
 	for _, r := range rels {
 		ids = append(ids, r.SourceID, r.TargetID)
@@ -298,18 +298,18 @@ func (e *engine) names(ctx context.Context, rels []store.Relation) (map[string]s
 	return out, nil
 }
 
-// graphNode is an entity of a neighbourhood: Hops is its distance from the centre.
-type graphNode struct {
-	entityJSON
+// GraphNode is an entity of a neighbourhood: Hops is its distance from the centre.
+type GraphNode struct {
+	EntityJSON
 	Hops int `json:"hops"`
 }
 
-// graphJSON is an entity's neighbourhood, for a graph viewer.
-type graphJSON struct {
+// GraphJSON is an entity's neighbourhood, for a graph viewer.
+type GraphJSON struct {
 	Center string         `json:"center"`
 	Hops   int            `json:"hops"`
-	Nodes  []graphNode    `json:"nodes"`
-	Edges  []relationJSON `json:"edges"`
+	Nodes  []GraphNode    `json:"nodes"`
+	Edges  []RelationJSON `json:"edges"`
 	// Truncated says the edge limit cut the neighbourhood short.
 	Truncated bool `json:"truncated"`
 }
@@ -317,7 +317,7 @@ type graphJSON struct {
 // neighbourhood is the entities within hops (1 or 2) relations of an
 // entity and the relations between them, at most limit relations, the
 // heaviest first at each hop.
-func (e *engine) neighbourhood(ctx context.Context, idOrName string, hops, limit int) (*graphJSON, error) {
+func (e *Engine) neighbourhood(ctx context.Context, idOrName string, hops, limit int) (*GraphJSON, error) {
 	if hops == 0 {
 		hops = 1
 	}
@@ -325,16 +325,16 @@ func (e *engine) neighbourhood(ctx context.Context, idOrName string, hops, limit
 		limit = 50
 	}
 	if hops != 1 && hops != 2 {
-		return nil, badRequest(codeOutOfRange, "hops %d: 1 or 2", hops)
+		return nil, badRequest(CodeOutOfRange, "hops %d: 1 or 2", hops)
 	}
 	if limit < 1 || limit > 1000 {
-		return nil, badRequest(codeOutOfRange, "limit %d is out of range [1, 1000]", limit)
+		return nil, badRequest(CodeOutOfRange, "limit %d is out of range [1, 1000]", limit)
 	}
 	center, err := e.entity(ctx, idOrName)
 	if err != nil {
 		return nil, err
 	}
-	g := &graphJSON{Center: center.ID, Hops: hops, Nodes: []graphNode{}, Edges: []relationJSON{}}
+	g := &GraphJSON{Center: center.ID, Hops: hops, Nodes: []GraphNode{}, Edges: []RelationJSON{}}
 	dist := map[string]int{center.ID: 0}
 	order := []string{center.ID}
 	var edges []store.Relation
@@ -377,7 +377,7 @@ func (e *engine) neighbourhood(ctx context.Context, idOrName string, hops, limit
 	}
 	for _, id := range order {
 		if x, ok := byID[id]; ok {
-			g.Nodes = append(g.Nodes, graphNode{entityJSON: entityOf(x), Hops: dist[id]})
+			g.Nodes = append(g.Nodes, GraphNode{EntityJSON: entityOf(x), Hops: dist[id]})
 		}
 	}
 	// Every edge's endpoints are in order, so the entities read above name them.
@@ -385,8 +385,8 @@ func (e *engine) neighbourhood(ctx context.Context, idOrName string, hops, limit
 	return g, nil
 }
 
-// chunkJSON is one chunk with its document and the entities it mentions.
-type chunkJSON struct {
+// ChunkJSON is one chunk with its document and the entities it mentions.
+type ChunkJSON struct {
 	ID       string `json:"id"`
 	DocID    string `json:"doc_id"`
 	DocPath  string `json:"doc_path"`
@@ -396,11 +396,11 @@ type chunkJSON struct {
 	DocChunks int          `json:"doc_chunks"`
 	Tokens    int          `json:"tokens"`
 	Text      string       `json:"text"`
-	Entities  []entityJSON `json:"entities"`
+	Entities  []EntityJSON `json:"entities"`
 }
 
 // chunk reads a chunk by id, or by document (id or path) and index.
-func (e *engine) chunk(ctx context.Context, id, doc string, index int) (*chunkJSON, error) {
+func (e *Engine) chunk(ctx context.Context, id, doc string, index int) (*ChunkJSON, error) {
 	var c *store.Chunk
 	var d *store.Document
 	switch {
@@ -428,7 +428,7 @@ func (e *engine) chunk(ctx context.Context, id, doc string, index int) (*chunkJS
 		}
 		c = &cs[i]
 	default:
-		return nil, badRequest(codeMissingParam, "give a chunk id, or a document and a chunk index")
+		return nil, badRequest(CodeMissingParam, "give a chunk id, or a document and a chunk index")
 	}
 	if d == nil {
 		var err error
@@ -451,8 +451,8 @@ func (e *engine) chunk(ctx context.Context, id, doc string, index int) (*chunkJS
 	if err != nil {
 		return nil, err
 	}
-	out := &chunkJSON{ID: c.ID, DocID: c.DocID, DocPath: d.Path, DocTitle: d.Title, Index: c.Index, DocChunks: d.Chunks,
-		Tokens: c.Tokens, Text: c.Text, Entities: []entityJSON{}}
+	out := &ChunkJSON{ID: c.ID, DocID: c.DocID, DocPath: d.Path, DocTitle: d.Title, Index: c.Index, DocChunks: d.Chunks,
+		Tokens: c.Tokens, Text: c.Text, Entities: []EntityJSON{}}
 	for _, x := range ents {
 		out.Entities = append(out.Entities, entityOf(x))
 	}
@@ -460,7 +460,7 @@ func (e *engine) chunk(ctx context.Context, id, doc string, index int) (*chunkJS
 }
 
 // document finds a document by id or path.
-func (e *engine) document(ctx context.Context, idOrPath string) (*store.Document, error) {
+func (e *Engine) document(ctx context.Context, idOrPath string) (*store.Document, error) {
 	d, err := e.st.Document(ctx, idOrPath)
 	if errors.Is(err, store.ErrNotFound) {
 		d, err = e.st.DocumentByPath(ctx, idOrPath)
@@ -471,8 +471,8 @@ func (e *engine) document(ctx context.Context, idOrPath string) (*store.Document
 	return d, err
 }
 
-// statsJSON is what a store holds and how the server is doing.
-type statsJSON struct {
+// StatsJSON is what a store holds and how the server is doing.
+type StatsJSON struct {
 	Store        string         `json:"store"`
 	Embedder     string         `json:"embedder"`
 	Dimension    int            `json:"dimension"`
@@ -489,14 +489,14 @@ type statsJSON struct {
 	HeapBytes    uint64         `json:"heap_bytes"`
 }
 
-func (e *engine) stats(ctx context.Context) (*statsJSON, error) {
+func (e *Engine) stats(ctx context.Context) (*StatsJSON, error) {
 	s, err := e.st.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &statsJSON{Store: store.Redact(e.settings.Store), Embedder: s.Embedder.Name, Dimension: s.Embedder.Dimension,
+	out := &StatsJSON{Store: store.Redact(e.storeURL), Embedder: s.Embedder.Name, Dimension: s.Embedder.Dimension,
 		Documents: s.Documents, ByStatus: map[string]int{}, Chunks: s.Chunks, Entities: s.Entities, Relations: s.Relations,
-		Mentions: s.Mentions, LLM: e.model != nil, Cypher: e.flags.Config.Cypher && e.model != nil, Goroutines: runtime.NumGoroutine()}
+		Mentions: s.Mentions, LLM: e.model != nil, Cypher: e.cfg.Retrieval.Cypher && e.model != nil, Goroutines: runtime.NumGoroutine()}
 	for k, v := range s.ByStatus {
 		out.ByStatus[string(k)] = v
 	}
@@ -509,12 +509,4 @@ func (e *engine) stats(ctx context.Context) (*statsJSON, error) {
 	runtime.ReadMemStats(&m)
 	out.HeapBytes = m.HeapAlloc
 	return out, nil
-}
-
-// orEmpty is s, or an empty list where s is nil, so that JSON shows [].
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

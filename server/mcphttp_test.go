@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -51,9 +51,9 @@ func liveSessions(srv *mcp.Server) int {
 // session limit alive; the least recently used go first, and the newest
 // still answer.
 func TestMCPHTTPSessionsBounded(t *testing.T) {
-	srv := newMCPServer(testEngine(t, corpusStore(t)), 30*time.Second)
+	srv := NewMCPServer(testEngine(t), 30*time.Second)
 	const max = 50
-	hs := httptest.NewServer(newMCPHTTPHandler(srv, "", mcpSessionLimits{Max: max, Idle: time.Hour}))
+	hs := httptest.NewServer(NewMCPHTTPHandler(srv, "", MCPSessionLimits{Max: max, Idle: time.Hour}))
 	t.Cleanup(hs.Close)
 	url := hs.URL + "/mcp"
 	var ids []string
@@ -94,8 +94,8 @@ func TestMCPHTTPSessionsBounded(t *testing.T) {
 // TestMCPHTTPSessionsBusyRefused: when every session has a request in
 // flight none is closed under its client: a new one is refused, clearly.
 func TestMCPHTTPSessionsBusyRefused(t *testing.T) {
-	srv := newMCPServer(testEngine(t, corpusStore(t)), 30*time.Second)
-	lim := newMCPSessionLimiter(srv, mcpSessionLimits{Max: 2, Idle: time.Hour})
+	srv := NewMCPServer(testEngine(t), 30*time.Second)
+	lim := newMCPSessionLimiter(srv, MCPSessionLimits{Max: 2, Idle: time.Hour})
 	hs := httptest.NewServer(lim.wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
 	t.Cleanup(hs.Close)
 	var ids []string
@@ -136,8 +136,8 @@ func TestMCPHTTPSessionsBusyRefused(t *testing.T) {
 
 // TestMCPHTTPSessionsExpire: an idle session is closed after the idle time.
 func TestMCPHTTPSessionsExpire(t *testing.T) {
-	srv := newMCPServer(testEngine(t, corpusStore(t)), 30*time.Second)
-	hs := httptest.NewServer(newMCPHTTPHandler(srv, "", mcpSessionLimits{Max: 10, Idle: 200 * time.Millisecond}))
+	srv := NewMCPServer(testEngine(t), 30*time.Second)
+	hs := httptest.NewServer(NewMCPHTTPHandler(srv, "", MCPSessionLimits{Max: 10, Idle: 200 * time.Millisecond}))
 	t.Cleanup(hs.Close)
 	_, id, _ := mcpPost(t, hs.URL+"/mcp", "", mcpInitialize)
 	for deadline := time.Now().Add(30 * time.Second); liveSessions(srv) > 0; time.Sleep(20 * time.Millisecond) {

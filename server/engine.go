@@ -1,10 +1,11 @@
-package main
+package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,23 +20,21 @@ import (
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
-	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/splitter"
 	"github.com/docgraph/docgraph/store"
 )
 
-// engine is what the long-running commands (query serve, query mcp) hold:
+// Engine is what the long-running commands (query serve, query mcp) hold:
 // one open store, embedder and model, and a warm retriever whose graph
-// every request shares. It turns a queryRequest into what `query --json`
+// every request shares. It turns a Request into what `query --json`
 // prints, and is safe for concurrent use.
-type engine struct {
-	settings pipeline.Settings
+type Engine struct {
+	storeURL string
 	st       store.Store
 	emb      embedstore.Embedder
 	model    llms.Model
 	tok      retrieve.TokenCounter
-	flags    retrievalFlags // start-up defaults of every request
-	paths    *pathFlags
+	cfg      Config // start-up defaults of every request
 	root     *retrieve.Retriever
 
 	mu     sync.Mutex
@@ -48,21 +47,58 @@ type engine struct {
 // maxSpecs bounds the path-signal specs whose graphs a server keeps.
 const maxSpecs = 4
 
-// openEngine opens the store and models the flags name and builds the
-// warm retriever; close releases them.
-func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf *pathFlags, embedderSet bool) (*engine, error) {
+// OpenEngine opens the store s names read-only, with the models cfg
+// names, and builds the warm retriever; Close releases them. Without
+// embedderSet the store's own embedder is used, whatever s.Embedder says.
+func OpenEngine(ctx context.Context, s pipeline.Settings, cfg Config, embedderSet bool) (*Engine, error) {
+	emb, model, st, done, err := OpenQueryStore(ctx, s, cfg, embedderSet, true)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewEngine(st, emb, model, s.Store, cfg)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	e.done = done
+	return e, nil
+}
+
+// StartEngine opens the engine (OpenEngine), loads the store into it and
+// follows other processes' writes to the store every refresh until stop,
+// which also closes the engine. logger hears the load and refresh errors.
+func StartEngine(ctx context.Context, s pipeline.Settings, cfg Config, embedderSet bool, refresh time.Duration, logger *log.Logger) (e *Engine, stop func(), err error) {
+	t := time.Now()
+	if e, err = OpenEngine(ctx, s, cfg, embedderSet); err != nil {
+		return nil, nil, err
+	}
+	if err := e.Warm(ctx); err != nil {
+		e.Close()
+		return nil, nil, fmt.Errorf("load the store: %w", err)
+	}
+	logger.Printf("store %s loaded in %s", store.Redact(s.Store), time.Since(t).Round(time.Millisecond))
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Follow(fctx, refresh, logger.Printf)
+	}()
+	return e, func() { cancel(); <-done; e.Close() }, nil
+}
+
+// NewEngine is an engine over a store and models the caller opened and
+// keeps (a docgraph.Graph's): its Close leaves them open. storeURL is the
+// store's location, shown redacted in the statistics; model may be nil
+// (no answers). The engine only reads st.
+func NewEngine(st store.Store, emb embedstore.Embedder, model llms.Model, storeURL string, cfg Config) (*Engine, error) {
 	tok, err := splitter.NewTokenizer("")
 	if err != nil {
 		return nil, err
 	}
-	emb, model, st, done, err := openQueryStore(ctx, s, rf, embedderSet, true)
-	if err != nil {
-		return nil, err
-	}
-	e := &engine{settings: s, st: st, emb: emb, model: model, tok: tok, flags: rf, paths: pf,
-		bySpec: map[string]*retrieve.Retriever{}, done: done}
-	opts := []retrieve.Option{retrieve.WithConfig(rf.Config), retrieve.WithModel(model), retrieve.WithBackgroundReload()}
-	if pipeline.EmbeddedStore(s.Store) {
+	e := &Engine{storeURL: storeURL, st: st, emb: emb, model: model, tok: tok, cfg: cfg,
+		bySpec: map[string]*retrieve.Retriever{}, done: func() {}}
+	opts := []retrieve.Option{retrieve.WithConfig(cfg.Retrieval), retrieve.WithModel(model), retrieve.WithBackgroundReload()}
+	if pipeline.EmbeddedStore(storeURL) {
 		// The passage graph in memory, per version: the server's walks then
 		// ask the file nothing. A Neo4j store is walked on the server, so
 		// that no process streams its whole graph.
@@ -72,16 +108,20 @@ func openEngine(ctx context.Context, s pipeline.Settings, rf retrievalFlags, pf 
 	return e, nil
 }
 
-// close releases the store and the models (done closes both).
-func (e *engine) close() {
+// Close releases the store and the models OpenEngine opened (nothing
+// for an engine from NewEngine).
+func (e *Engine) Close() {
 	e.done()
 }
 
-// warm loads what the first query would otherwise load: the store's
+// Store is the store the engine reads (read-only).
+func (e *Engine) Store() store.Store { return e.st }
+
+// Warm loads what the first query would otherwise load: the store's
 // vector caches and the retriever's graphs. Later calls bring them up to
 // date after another process wrote (the path graph reloads in the
 // background).
-func (e *engine) warm(ctx context.Context) error {
+func (e *Engine) Warm(ctx context.Context) error {
 	if w, ok := e.st.(interface{ Warm(context.Context) error }); ok {
 		if err := w.Warm(ctx); err != nil {
 			return err
@@ -90,11 +130,11 @@ func (e *engine) warm(ctx context.Context) error {
 	return e.root.Refresh(ctx)
 }
 
-// follow keeps the caches in step with the store until ctx ends: every
+// Follow keeps the caches in step with the store until ctx ends: every
 // interval it reads the store's graph version and, when another process
 // moved it, warms the caches, so that queries see a commit without paying
 // for the reload. Errors are reported to logf and retried.
-func (e *engine) follow(ctx context.Context, interval time.Duration, logf func(string, ...any)) {
+func (e *Engine) Follow(ctx context.Context, interval time.Duration, logf func(string, ...any)) {
 	gs, ok := e.st.(store.GraphScanner)
 	if !ok || interval <= 0 {
 		return
@@ -112,7 +152,7 @@ func (e *engine) follow(ctx context.Context, interval time.Duration, logf func(s
 		if err != nil || v == last {
 			continue
 		}
-		if err := e.warm(ctx); err != nil && ctx.Err() == nil {
+		if err := e.Warm(ctx); err != nil && ctx.Err() == nil {
 			logf("refresh after store change: %v", err)
 			continue
 		}
@@ -120,50 +160,51 @@ func (e *engine) follow(ctx context.Context, interval time.Duration, logf func(s
 	}
 }
 
-// apiError is a failure a client can act on: an HTTP status, a stable
-// code and a message. Errors that are not apiErrors are internal.
-type apiError struct {
+// APIError is a failure a client can act on: an HTTP status, a stable
+// code and a message. Errors that are not APIErrors are internal.
+type APIError struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-func (e *apiError) Error() string { return e.Message }
+// Error is the message.
+func (e *APIError) Error() string { return e.Message }
 
-func badRequest(code, format string, args ...any) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, args...)}
+func badRequest(code, format string, args ...any) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func notFound(format string, args ...any) *apiError {
-	return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf(format, args...)}
+func notFound(format string, args ...any) *APIError {
+	return &APIError{Status: http.StatusNotFound, Code: "not_found", Message: fmt.Sprintf(format, args...)}
 }
 
 // Stable error codes: clients may switch on them.
 const (
-	codeInvalidJSON     = "invalid_json"
-	codeUnknownField    = "unknown_field"
-	codeBodyTooLarge    = "body_too_large"
-	codeEmptyQuestion   = "empty_question"
-	codeQuestionTooLong = "question_too_long"
-	codeUnknownMode     = "unknown_mode"
-	codeOutOfRange      = "out_of_range"
-	codeInvalidParam    = "invalid_parameter"
-	codeMissingParam    = "missing_parameter"
-	codeNotFound        = "not_found"
-	codeUnauthorized    = "unauthorized"
-	codeForbiddenHost   = "forbidden_host"
-	codeMethod          = "method_not_allowed"
-	codeTimeout         = "timeout"
-	codeUnavailable     = "unavailable"
-	codeInternal        = "internal"
+	CodeInvalidJSON     = "invalid_json"
+	CodeUnknownField    = "unknown_field"
+	CodeBodyTooLarge    = "body_too_large"
+	CodeEmptyQuestion   = "empty_question"
+	CodeQuestionTooLong = "question_too_long"
+	CodeUnknownMode     = "unknown_mode"
+	CodeOutOfRange      = "out_of_range"
+	CodeInvalidParam    = "invalid_parameter"
+	CodeMissingParam    = "missing_parameter"
+	CodeNotFound        = "not_found"
+	CodeUnauthorized    = "unauthorized"
+	CodeForbiddenHost   = "forbidden_host"
+	CodeMethod          = "method_not_allowed"
+	CodeTimeout         = "timeout"
+	CodeUnavailable     = "unavailable"
+	CodeInternal        = "internal"
 )
 
 // maxQuestionBytes bounds a question: longer text is a document, not a question.
 const maxQuestionBytes = 8 << 10
 
-// queryRequest is one query: what `query`'s flags take. Absent fields take
+// Request is one query: what `query`'s flags take. Absent fields take
 // the server's start-up values.
-type queryRequest struct {
+type Request struct {
 	Question         string   `json:"question"`
 	Mode             string   `json:"mode,omitempty"`
 	TopK             *int     `json:"top_k,omitempty"`
@@ -195,23 +236,23 @@ var (
 )
 
 // validate checks the request without touching the store.
-func (q *queryRequest) validate() *apiError {
+func (q *Request) validate() *APIError {
 	switch {
 	case strings.TrimSpace(q.Question) == "":
-		return badRequest(codeEmptyQuestion, "question is empty")
+		return badRequest(CodeEmptyQuestion, "question is empty")
 	case len(q.Question) > maxQuestionBytes:
-		return badRequest(codeQuestionTooLong, "question is %d bytes, at most %d are taken", len(q.Question), maxQuestionBytes)
+		return badRequest(CodeQuestionTooLong, "question is %d bytes, at most %d are taken", len(q.Question), maxQuestionBytes)
 	case !utf8.ValidString(q.Question):
-		return badRequest(codeInvalidParam, "question is not valid UTF-8")
+		return badRequest(CodeInvalidParam, "question is not valid UTF-8")
 	}
 	if q.Mode == "" {
 		q.Mode = retrieve.ModeMix
 	}
-	if q.Mode != modePath && !validMode(q.Mode) {
-		return badRequest(codeUnknownMode, "unknown mode %q (available: %s, %s)", q.Mode, strings.Join(retrieve.Modes(), ", "), modePath)
+	if q.Mode != ModePath && !slices.Contains(retrieve.Modes(), q.Mode) {
+		return badRequest(CodeUnknownMode, "unknown mode %q (available: %s, %s)", q.Mode, strings.Join(retrieve.Modes(), ", "), ModePath)
 	}
 	top := topKRange
-	if q.Mode == modePath {
+	if q.Mode == ModePath {
 		top = pathTopRange
 	}
 	ints := []struct {
@@ -225,7 +266,7 @@ func (q *queryRequest) validate() *apiError {
 	}
 	for _, f := range ints {
 		if f.v != nil && (*f.v < f.r[0] || *f.v > f.r[1]) {
-			return badRequest(codeOutOfRange, "%s %d is out of range [%d, %d]", f.name, *f.v, f.r[0], f.r[1])
+			return badRequest(CodeOutOfRange, "%s %d is out of range [%d, %d]", f.name, *f.v, f.r[0], f.r[1])
 		}
 	}
 	floats := []struct {
@@ -240,33 +281,33 @@ func (q *queryRequest) validate() *apiError {
 	}
 	for _, f := range floats {
 		if f.v != nil && !f.ok(*f.v) {
-			return badRequest(codeOutOfRange, "%s %v is out of range %s", f.name, *f.v, f.bounds)
+			return badRequest(CodeOutOfRange, "%s %v is out of range %s", f.name, *f.v, f.bounds)
 		}
 	}
 	if len(q.ResponseType) > 200 {
-		return badRequest(codeOutOfRange, "response_type is %d bytes, at most 200 are taken", len(q.ResponseType))
+		return badRequest(CodeOutOfRange, "response_type is %d bytes, at most 200 are taken", len(q.ResponseType))
 	}
 	if len(q.Seeds) > 32 {
-		return badRequest(codeOutOfRange, "%d seeds, at most 32 are taken", len(q.Seeds))
+		return badRequest(CodeOutOfRange, "%d seeds, at most 32 are taken", len(q.Seeds))
 	}
 	for _, spec := range []struct{ name, text string }{{"paths", q.Paths}, {"path_signal", q.PathSignal}} {
 		if spec.text == "" {
 			continue
 		}
 		if _, err := paths.ParseSpec(spec.text); err != nil {
-			return badRequest(codeInvalidParam, "%s: %v", spec.name, err)
+			return badRequest(CodeInvalidParam, "%s: %v", spec.name, err)
 		}
 	}
-	if q.Mode != modePath && (q.Paths != "" || len(q.Seeds) > 0) {
-		return badRequest(codeInvalidParam, "paths and seeds apply to mode %q only", modePath)
+	if q.Mode != ModePath && (q.Paths != "" || len(q.Seeds) > 0) {
+		return badRequest(CodeInvalidParam, "paths and seeds apply to mode %q only", ModePath)
 	}
 	return nil
 }
 
 // config is the retrieval configuration of the request: the start-up
-// flags overridden by the fields it sets.
-func (e *engine) config(q *queryRequest) retrieve.Config {
-	c := e.flags.Config
+// configuration overridden by the fields it sets.
+func (e *Engine) config(q *Request) retrieve.Config {
+	c := e.cfg.Retrieval
 	set := func(dst *int, v *int) {
 		if v != nil {
 			*dst = *v
@@ -294,13 +335,13 @@ func (e *engine) config(q *queryRequest) retrieve.Config {
 }
 
 // answerSetup is the request's context budget and answer shape: the
-// start-up flags overridden by the fields it sets.
-func (e *engine) answerSetup(q *queryRequest) retrieve.AnswerSetup {
-	b := e.flags.budget()
+// start-up configuration overridden by the fields it sets.
+func (e *Engine) answerSetup(q *Request) retrieve.AnswerSetup {
+	b := e.cfg.Budget()
 	if q.MaxContextTokens != nil {
 		b.MaxTokens = *q.MaxContextTokens
 	}
-	responseType := e.flags.ResponseType
+	responseType := e.cfg.ResponseType
 	if q.ResponseType != "" {
 		responseType = q.ResponseType
 	}
@@ -310,7 +351,7 @@ func (e *engine) answerSetup(q *queryRequest) retrieve.AnswerSetup {
 // retriever returns a retriever for c sharing the warm graph; one per
 // path-signal spec keeps its reasoning-path graph, the least recently
 // added going when there are more than maxSpecs.
-func (e *engine) retriever(c retrieve.Config) *retrieve.Retriever {
+func (e *Engine) retriever(c retrieve.Config) *retrieve.Retriever {
 	if c.Weights.Paths <= 0 {
 		return e.root.WithConfig(c)
 	}
@@ -333,12 +374,13 @@ func (e *engine) retriever(c retrieve.Config) *retrieve.Retriever {
 	return base.WithConfig(c)
 }
 
-// queryReply is the answer to a queryRequest.
-type queryReply struct {
+// Reply is the answer to a Request.
+type Reply struct {
 	// JSON is what `query --json` prints: a *Response, or a contextReply
 	// for context_only.
 	JSON any
-	// Context is the assembled context (context_only).
+	// Context is the assembled context (context_only), of ContextTokens
+	// tokens.
 	Context       string
 	ContextTokens int
 	// Sources are the numbered passages the answer may cite (mix and
@@ -354,10 +396,10 @@ type contextReply struct {
 	ContextTokens int    `json:"context_tokens"`
 }
 
-// query runs one validated request. With a model (and not context_only)
+// Query runs one request, validating it first. With a model (and not context_only)
 // the answer is generated, and written to stream as it arrives when
 // stream is not nil.
-func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+func (e *Engine) Query(ctx context.Context, q *Request, stream io.Writer) (*Reply, error) {
 	// The engine's model is shared by concurrent requests, so a request's
 	// usage is counted through its context, not the client's totals.
 	u := &llm.Usage{}
@@ -368,19 +410,19 @@ func (e *engine) query(ctx context.Context, q *queryRequest, stream io.Writer) (
 	return reply, err
 }
 
-func replyJSON(reply *queryReply) (*server.Response, bool) {
+func replyJSON(reply *Reply) (*Response, bool) {
 	if reply == nil {
 		return nil, false
 	}
-	r, ok := reply.JSON.(*server.Response)
+	r, ok := reply.JSON.(*Response)
 	return r, ok
 }
 
-func (e *engine) runQuery(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+func (e *Engine) runQuery(ctx context.Context, q *Request, stream io.Writer) (*Reply, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
-	if q.Mode == modePath {
+	if q.Mode == ModePath {
 		return e.pathQuery(ctx, q, stream)
 	}
 	if q.Mode == retrieve.ModeLogic {
@@ -397,17 +439,17 @@ func (e *engine) runQuery(ctx context.Context, q *queryRequest, stream io.Writer
 	c, err := retrieve.Assemble(res, e.tok, setup.Budget, setup.ResponseType)
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "max context tokens") {
-			return nil, badRequest(codeOutOfRange, "max_context_tokens %d: %v", setup.Budget.MaxTokens, err)
+			return nil, badRequest(CodeOutOfRange, "max_context_tokens %d: %v", setup.Budget.MaxTokens, err)
 		}
 		return nil, err
 	}
 	res.Timings["context"] = time.Since(t)
 	if q.ContextOnly {
-		return &queryReply{JSON: contextReply{Question: res.Question, Mode: res.Mode, Context: c.String(), ContextTokens: c.Tokens},
+		return &Reply{JSON: contextReply{Question: res.Question, Mode: res.Mode, Context: c.String(), ContextTokens: c.Tokens},
 			Context: c.String(), ContextTokens: c.Tokens}, nil
 	}
-	out := server.NewResponse(res, c)
-	reply := &queryReply{JSON: out, ContextTokens: c.Tokens}
+	out := NewResponse(res, c)
+	reply := &Reply{JSON: out, ContextTokens: c.Tokens}
 	if e.model != nil && !q.noAnswer {
 		t := time.Now()
 		a, err := retrieve.Answer(ctx, e.model, c, stream)
@@ -424,9 +466,9 @@ func (e *engine) runQuery(ctx context.Context, q *queryRequest, stream io.Writer
 
 // logicQuery is `query --mode logic` for one request: the logic form, its
 // pre-check, and the answer from it or, when it cannot answer, from mix.
-func (e *engine) logicQuery(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+func (e *Engine) logicQuery(ctx context.Context, q *Request, stream io.Writer) (*Reply, error) {
 	if e.model == nil {
-		return nil, badRequest(codeInvalidParam, "mode logic needs a model: start the server with --llm")
+		return nil, badRequest(CodeInvalidParam, "mode logic needs a model: start the server with --llm")
 	}
 	start := time.Now()
 	r := e.retriever(e.config(q))
@@ -436,13 +478,13 @@ func (e *engine) logicQuery(ctx context.Context, q *queryRequest, stream io.Writ
 	}
 	if q.ContextOnly {
 		c := out.Context.String()
-		return &queryReply{JSON: contextReply{Question: q.Question, Mode: retrieve.ModeLogic, Context: c, ContextTokens: out.Context.Tokens},
+		return &Reply{JSON: contextReply{Question: q.Question, Mode: retrieve.ModeLogic, Context: c, ContextTokens: out.Context.Tokens},
 			Context: c, ContextTokens: out.Context.Tokens}, nil
 	}
-	resp := server.NewResponse(out.Result, out.Context)
+	resp := NewResponse(out.Result, out.Context)
 	resp.Mode = retrieve.ModeLogic
 	resp.Logic, resp.Precheck, resp.AnsweredBy, resp.FallbackReason = out.Logic.Logic, out.Precheck, out.AnsweredBy, out.Reason
-	reply := &queryReply{JSON: resp, ContextTokens: out.Context.Tokens}
+	reply := &Reply{JSON: resp, ContextTokens: out.Context.Tokens}
 	if !q.noAnswer {
 		t := time.Now()
 		a, err := retrieve.Answer(ctx, e.model, out.Context, stream)
@@ -469,7 +511,7 @@ func (c *kgCache) get(ctx context.Context, st store.Store) (*paths.KG, store.KGS
 	ks, ok1 := st.(store.KGScanner)
 	gs, ok2 := st.(store.GraphScanner)
 	if !ok1 || !ok2 {
-		return nil, nil, badRequest(codeInvalidParam, "this store cannot hand over its graph for path retrieval")
+		return nil, nil, badRequest(CodeInvalidParam, "this store cannot hand over its graph for path retrieval")
 	}
 	v, err := gs.GraphVersion(ctx)
 	if err != nil {
@@ -488,14 +530,14 @@ func (c *kgCache) get(ctx context.Context, st store.Store) (*paths.KG, store.KGS
 }
 
 // pathQuery is `query --mode path` for one request.
-func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Writer) (*queryReply, error) {
+func (e *Engine) pathQuery(ctx context.Context, q *Request, stream io.Writer) (*Reply, error) {
 	kg, ks, err := e.kg.get(ctx, e.st)
 	if err != nil {
 		return nil, err
 	}
 	spec := q.Paths
 	if spec == "" {
-		specs, err := e.paths.specs()
+		specs, err := e.cfg.Paths.ParsedSpecs()
 		if err != nil {
 			return nil, err
 		}
@@ -503,9 +545,9 @@ func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Write
 	}
 	s, err := paths.ParseSpec(spec)
 	if err != nil {
-		return nil, badRequest(codeInvalidParam, "paths: %v", err)
+		return nil, badRequest(CodeInvalidParam, "paths: %v", err)
 	}
-	opts, err := e.paths.options(e.emb, e.model)
+	opts, err := e.cfg.Paths.Options(e.emb, e.model)
 	if err != nil {
 		return nil, err
 	}
@@ -517,14 +559,14 @@ func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Write
 	}
 	r, err := paths.New(kg, s, append(opts, paths.WithProvenance(ks))...)
 	if err != nil {
-		return nil, badRequest(codeInvalidParam, "paths: %v", err)
+		return nil, badRequest(CodeInvalidParam, "paths: %v", err)
 	}
 	for _, n := range q.Seeds {
 		if _, ok := kg.Lookup(n); !ok {
-			return nil, badRequest(codeInvalidParam, "seed %q: no such entity in the graph", n)
+			return nil, badRequest(CodeInvalidParam, "seed %q: no such entity in the graph", n)
 		}
 	}
-	seeds, err := pathSeeds(ctx, kg, e.st, q.Seeds, q.Question)
+	seeds, err := PathSeeds(ctx, kg, e.st, q.Seeds, q.Question)
 	if err != nil {
 		return nil, err
 	}
@@ -542,13 +584,13 @@ func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Write
 	}
 	if q.ContextOnly {
 		n := e.tok.Count(prompt)
-		return &queryReply{JSON: contextReply{Question: q.Question, Mode: modePath, Context: prompt, ContextTokens: n}, Context: prompt, ContextTokens: n}, nil
+		return &Reply{JSON: contextReply{Question: q.Question, Mode: ModePath, Context: prompt, ContextTokens: n}, Context: prompt, ContextTokens: n}, nil
 	}
-	passages, _, err := pathPassages(ctx, e.st, res)
+	passages, _, err := PathPassages(ctx, e.st, res)
 	if err != nil {
 		return nil, err
 	}
-	out := server.NewPathResponse(res, passages)
+	out := NewPathResponse(res, passages)
 	if e.model != nil && len(res.Paths) > 0 && !q.noAnswer {
 		t := time.Now()
 		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
@@ -557,24 +599,24 @@ func (e *engine) pathQuery(ctx context.Context, q *queryRequest, stream io.Write
 		}
 		res.Timings["answer"] = time.Since(t)
 	}
-	return &queryReply{JSON: out, Sources: orEmpty(passages)}, nil
+	return &Reply{JSON: out, Sources: orEmpty(passages)}, nil
 }
 
-// asAPIError classifies an error for a client: its own apiError, a
+// asAPIError classifies an error for a client: its own APIError, a
 // timeout, or an internal failure (whose text is still shown: it names
 // the store and cause, never a secret).
-func asAPIError(err error) *apiError {
-	var ae *apiError
+func asAPIError(err error) *APIError {
+	var ae *APIError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.Is(err, context.DeadlineExceeded):
-		return &apiError{Status: http.StatusGatewayTimeout, Code: codeTimeout, Message: "the request took longer than the server's time limit"}
+		return &APIError{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Message: "the request took longer than the server's time limit"}
 	case errors.Is(err, store.ErrNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: codeNotFound, Message: err.Error()}
+		return &APIError{Status: http.StatusNotFound, Code: CodeNotFound, Message: err.Error()}
 	}
-	return &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: err.Error()}
+	return &APIError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: err.Error()}
 }
 
-// validModes lists what a request's mode may be.
-func validModes() []string { return append(slices.Clone(retrieve.Modes()), modePath) }
+// Modes lists what a request's mode may be: retrieve's modes and path.
+func Modes() []string { return append(slices.Clone(retrieve.Modes()), ModePath) }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"net/http"
@@ -8,26 +8,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpSessionLimits bound the sessions of MCP over HTTP. Each session keeps
+// MCPSessionLimits bound the sessions of MCP over HTTP. Each session keeps
 // its state (about 13 KB) until it is closed, so without a bound a client
 // that only initializes, in a loop, grows the server without end.
-type mcpSessionLimits struct {
+type MCPSessionLimits struct {
 	Max  int           // live sessions at most
 	Idle time.Duration // a session with no request for this long is closed
 }
 
-// defaultMCPSessions: an assistant holds one session, so 256 is room for
+// DefaultMCPSessions: an assistant holds one session, so 256 is room for
 // many clients at a few MB; 5 minutes idle, and a client whose session was
 // closed gets a 404 and starts a new one, as the transport's spec asks.
-var defaultMCPSessions = mcpSessionLimits{Max: 256, Idle: 5 * time.Minute}
+var DefaultMCPSessions = MCPSessionLimits{Max: 256, Idle: 5 * time.Minute}
 
 // mcpMaxBody bounds an MCP request body: tool calls carry a question or an
 // id, far below the SDK's 4 MiB default.
 const mcpMaxBody = 1 << 20
 
-// newMCPHTTPHandler serves srv's streamable HTTP transport at /mcp, behind
+// NewMCPHTTPHandler serves srv's streamable HTTP transport at /mcp, behind
 // the token (none: open), cross-origin protection and the session limits.
-func newMCPHTTPHandler(srv *mcp.Server, token string, lim mcpSessionLimits) http.Handler {
+func NewMCPHTTPHandler(srv *mcp.Server, token string, lim MCPSessionLimits) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: lim.Idle, MaxRequestBodyBytes: mcpMaxBody})
 	mux := http.NewServeMux()
@@ -53,7 +53,7 @@ type sessionUse struct {
 	inFlight int
 }
 
-func newMCPSessionLimiter(srv *mcp.Server, lim mcpSessionLimits) *mcpSessionLimiter {
+func newMCPSessionLimiter(srv *mcp.Server, lim MCPSessionLimits) *mcpSessionLimiter {
 	return &mcpSessionLimiter{srv: srv, max: max(lim.Max, 1), used: map[string]*sessionUse{}}
 }
 

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -14,20 +14,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/internal/termtext"
 )
 
 // The stdio transport of `query mcp` checks every line itself before the
 // SDK sees it: go-sdk v1.8.0 (its issue 1209) ends the session, with no
 // reply, on the first line that is not a JSON-RPC 2.0 message, so one bad
-// line from a client killed the server. Here a bad line gets a JSON-RPC
+// line from a client killed the  Here a bad line gets a JSON-RPC
 // error and the session reads on.
 
 const (
-	// maxMCPLine bounds one message: tool arguments are a question and a
+	// MaxMCPLine bounds one message: tool arguments are a question and a
 	// few options (a question is at most 8 KiB), so 1 MiB is room to spare,
 	// and a longer line is discarded as it streams, never held whole.
-	maxMCPLine = 1 << 20
+	MaxMCPLine = 1 << 20
 	// maxMCPDepth bounds nesting: the messages docgraph takes are a few
 	// levels deep, and a deep one costs every decoder on its way.
 	maxMCPDepth = 64
@@ -113,7 +113,7 @@ func (c *lineConn) deliver(m lineMsg) bool {
 }
 
 // readLoop reads r a line at a time until it ends or the connection
-// closes. Blank lines are skipped; a line over maxMCPLine is drained
+// closes. Blank lines are skipped; a line over MaxMCPLine is drained
 // without being kept.
 func (c *lineConn) readLoop(r *bufio.Reader) {
 	var line []byte
@@ -121,7 +121,7 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(chunk) > maxMCPLine+len("\r\n") {
+			if len(line)+len(chunk) > MaxMCPLine+len("\r\n") {
 				tooLong, line = true, line[:0]
 			} else {
 				line = append(line, chunk...)
@@ -131,12 +131,12 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 			continue
 		}
 		msg := bytes.Trim(line, " \t\r\n") // JSON's whitespace only
-		if !tooLong && len(msg) > maxMCPLine {
+		if !tooLong && len(msg) > MaxMCPLine {
 			tooLong = true
 		}
 		switch {
 		case tooLong:
-			err = firstErr(c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: message over %d bytes", maxMCPLine)), err)
+			err = firstErr(c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: message over %d bytes", MaxMCPLine)), err)
 		case len(msg) > 0:
 			m, id, code, why := decodeLine(msg)
 			if code != 0 {
@@ -170,7 +170,7 @@ func (c *lineConn) refuse(id json.RawMessage, code int, message string) error {
 		id = json.RawMessage("null")
 	}
 	if c.logger != nil {
-		c.logger.Printf("refused a malformed message (%d): %s", code, cli.Escape(message))
+		c.logger.Printf("refused a malformed message (%d): %s", code, termtext.Escape(message))
 	}
 	data, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -278,4 +278,11 @@ func jsonDepth(data []byte) int {
 		}
 	}
 	return deepest
+}
+
+// NewStdioTransport is MCP's stdio transport over in and out
+// (newline-delimited JSON-RPC) that answers a malformed line with a
+// JSON-RPC error and reads on, logging what it refused to logger.
+func NewStdioTransport(in io.Reader, out io.Writer, logger *log.Logger) mcp.Transport {
+	return &lineTransport{in: in, out: out, logger: logger}
 }
