@@ -28,6 +28,7 @@ import (
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/pipeline"
+	"github.com/docgraph/docgraph/server/web"
 	"github.com/docgraph/docgraph/store"
 )
 
@@ -342,6 +343,13 @@ func newAPI(e *engine, cfg apiConfig) http.Handler {
 	for _, rt := range routes {
 		mux.Handle(rt.pattern, a.wrap(rt))
 	}
+	// The web page holds no data, so it loads without the token; what it
+	// shows comes from the routes above, which ask for it.
+	wh := web.Handler()
+	page := a.wrap(route{pattern: "/", methods: []string{http.MethodGet, http.MethodHead}, open: true,
+		handle: func(_ *api, w http.ResponseWriter, r *http.Request) error { wh.ServeHTTP(w, r); return nil }})
+	mux.Handle("/{$}", page)
+	mux.Handle("/assets/", page)
 	mux.Handle("/", a.wrap(route{handle: func(a *api, w http.ResponseWriter, r *http.Request) error {
 		return notFound("no route %s (the API is described at /v1/openapi.json)", r.URL.Path)
 	}, methods: nil}))
