@@ -166,14 +166,6 @@ func (e *engine) subgraph(ctx context.Context, chunkIDs, entityIDs []string, lim
 			mentioned[m.EntityID] = append(mentioned[m.EntityID], m.ChunkID)
 		}
 	}
-	ids := slices.Clone(entityIDs)
-	for id := range mentioned {
-		ids = append(ids, id)
-	}
-	ents, err := e.st.Entities(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	rank := map[string]int{}
 	for i, id := range chunkIDs {
 		if _, ok := rank[id]; !ok {
@@ -181,12 +173,30 @@ func (e *engine) subgraph(ctx context.Context, chunkIDs, entityIDs []string, lim
 		}
 	}
 	weight := map[string]float64{}
+	var cands []string
 	for id, cs := range mentioned {
 		for _, c := range cs {
 			weight[id] += 1 / float64(rank[c]+1)
 		}
+		cands = append(cands, id)
 	}
-	g := &subgraphJSON{Nodes: []subgraphNode{}, Edges: []relationJSON{}}
+	// Only the entities that can make the cut are read: those weighing at
+	// least the limit-th, ties included for the tie-break.
+	truncated := false
+	if len(cands) > limit {
+		slices.SortFunc(cands, func(a, b string) int { return -cmp.Compare(weight[a], weight[b]) })
+		cut := weight[cands[limit-1]]
+		n := limit
+		for n < len(cands) && weight[cands[n]] >= cut {
+			n++
+		}
+		cands, truncated = cands[:n], true
+	}
+	ents, err := e.st.Entities(ctx, append(slices.Clone(entityIDs), cands...))
+	if err != nil {
+		return nil, err
+	}
+	g := &subgraphJSON{Nodes: []subgraphNode{}, Edges: []relationJSON{}, Truncated: truncated}
 	seen := map[string]bool{}
 	for _, x := range ents {
 		if seen[x.ID] {

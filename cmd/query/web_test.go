@@ -309,17 +309,22 @@ func TestWebPageAsksAndExplores(t *testing.T) {
 	if path := os.Getenv("DOCGRAPH_WEB_SCREENSHOT"); path != "" {
 		b.click(b.nodeSelector("Rob Pike"))
 		b.wait("Rob Pike's panel again", `const h = document.getElementById('entity-name'); return !!h && h.textContent === 'Rob Pike'`)
-		b.eval(nil, `window.scrollTo(0, 0)`)
+		// A viewport of 1000 by 700 pixels, the window's frame added.
+		var frame struct{ W, H int }
+		b.eval(&frame, `return {w: window.outerWidth - window.innerWidth, h: window.outerHeight - window.innerHeight}`)
+		b.resize(1000+frame.W, 700+frame.H)
+		// The question, the passages' heads, the graph and the panel's top.
+		b.eval(nil, `window.scrollTo(0, document.getElementById('ask-form').getBoundingClientRect().top + window.scrollY - 8)`)
 		if err := os.WriteFile(path, b.screenshot(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	// The passage's document, its stored text with the chunk marked.
+	// The passage's document, its stored text.
 	b.click("#passage-1 .actions a")
 	b.wait("the document", `return !document.getElementById('doc-view').hidden && document.querySelectorAll('#doc-text .seg').length > 0`)
-	if title, hit := b.text("#doc-title"), b.text("#doc-text .seg.hit"); title != "The Go programming language" || !strings.Contains(hit, "Go is a statically typed") {
-		t.Errorf("document view: title %q, marked chunk %q", title, hit)
+	if title, text := b.text("#doc-title"), b.text("#doc-text"); title != "The Go programming language" || !strings.Contains(text, "Go is a statically typed") {
+		t.Errorf("document view: title %q, text %q", title, text)
 	}
 
 	// The documents view lists the corpus with status and chunks.
@@ -362,6 +367,32 @@ func TestWebPageAsksAndExplores(t *testing.T) {
 	b.eval(&violations, `return document.documentElement.dataset.cspViolations`)
 	if violations != "0" {
 		t.Errorf("%s CSP violations", violations)
+	}
+}
+
+// TestWebPageStreamsTheAnswer: with a model the answer streams in, and
+// its [n] link to the passage they cite.
+func TestWebPageStreamsTheAnswer(t *testing.T) {
+	b := startBrowser(t, 1000, 700)
+	db := corpusStore(t)
+	llm := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
+	llm.ChunkSize = 4
+	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), apiConfig{})
+	b.open(srv.URL + "/?q=" + url.QueryEscape("Who broke Enigma messages at Bletchley Park?"))
+	b.wait("the answer", `return document.querySelectorAll('#answer a.cite').length > 0`)
+	if a := b.text("#answer"); a != "Alan Turing led the work on Enigma at Bletchley Park [1]." {
+		t.Errorf("answer %q", a)
+	}
+	var cited struct{ Href, Where string }
+	b.eval(&cited, `const a = document.querySelector('#answer a.cite'), li = document.querySelector(a.getAttribute('href'));
+		return {href: a.getAttribute('href'), where: li ? li.querySelector('.where').textContent : ''}`)
+	if !strings.Contains(cited.Where, "alan-turing.txt") {
+		t.Errorf("[1] links to %q, which is %q", cited.Href, cited.Where)
+	}
+	var logic bool
+	b.eval(&logic, `const o = document.querySelector('#mode option[value="logic"]'); return !o.hidden && !o.disabled`)
+	if !logic {
+		t.Error("the logic mode is not offered with a model")
 	}
 }
 

@@ -363,6 +363,7 @@ async function loadGraph(chunks, entities) {
     (g.truncated ? ' (the most mentioned; more were left out)' : '');
   layout(300, 1);
   draw();
+  document.documentElement.dataset.graphMs = performance.now().toFixed(1);
 }
 
 // layout places the nodes with a force simulation (Fruchterman and
@@ -420,6 +421,39 @@ function layout(rounds, heat) {
       d.y += (d.dy / len) * step;
     }
     temp *= 0.985;
+  }
+  separate(ns);
+}
+
+// separate moves apart nodes whose labels overlap: forces place points,
+// but a label is a wide box to the right of its node. Each overlap is
+// undone along the axis it is smaller on, a few passes over all pairs.
+function separate(ns) {
+  const box = (d) => {
+    const r = radius(d);
+    return { x0: d.x - r, x1: d.x + r + 4 + 6.8 * short(d.name).length, y0: d.y - Math.max(r, 8), y1: d.y + Math.max(r, 8) };
+  };
+  for (let pass = 0; pass < 80; pass++) {
+    let moved = false;
+    for (let i = 0; i < ns.length; i++) {
+      for (let j = i + 1; j < ns.length; j++) {
+        const a = box(ns[i]), b = box(ns[j]);
+        const ox = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+        const oy = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+        if (ox <= 0 || oy <= 0) continue;
+        moved = true;
+        if (oy <= ox) {
+          const s = (ns[i].y < ns[j].y || (ns[i].y === ns[j].y && i < j) ? -1 : 1) * (oy / 2 + 0.5);
+          ns[i].y += s;
+          ns[j].y -= s;
+        } else {
+          const s = (ns[i].x < ns[j].x ? -1 : 1) * (ox / 2 + 0.5);
+          ns[i].x += s;
+          ns[j].x -= s;
+        }
+      }
+    }
+    if (!moved) return;
   }
 }
 
@@ -661,7 +695,8 @@ async function showDocument(id, chunk) {
   let hit = null;
   for (const s of d.segments) {
     const span = el('span', { class: 'seg', id: 'chunk-' + s.chunk_index, title: 'chunk ' + s.chunk_index }, s.text);
-    if (chunk !== null && String(s.chunk_index) === chunk) {
+    // The passage's chunk is marked where the document has more than one.
+    if (chunk !== null && String(s.chunk_index) === chunk && d.segments.length > 1) {
       span.classList.add('hit');
       hit = span;
     }
@@ -669,7 +704,7 @@ async function showDocument(id, chunk) {
   }
   if (!d.segments.length) text.append(el('p', { class: 'hint' }, d.status === 'done' ? 'The document has no text.' : `No text: the document is ${d.status}.`));
   if (d.truncated) text.append(el('p', { class: 'hint' }, 'The text is cut here: the document is too long to show whole.'));
-  if (hit) hit.scrollIntoView({ block: 'center' });
+  if (hit && hit !== text.firstChild) hit.scrollIntoView({ block: 'start' });
 }
 
 // ---- Stats ----
