@@ -90,7 +90,7 @@ func startBrowser(t *testing.T, w, h int) *browser {
 		t.Fatalf("new session: %v", err)
 	}
 	b.session = base + "/session/" + created.SessionID
-	t.Cleanup(func() { b.call("DELETE", b.session, nil) })
+	t.Cleanup(func() { b.on(t).call("DELETE", b.session, nil) })
 	return b
 }
 
@@ -128,6 +128,13 @@ func (b *browser) call(method, url string, body any) json.RawMessage {
 		b.t.Fatalf("webdriver %s %s: %d %.500s", method, url, resp.StatusCode, raw)
 	}
 	return out.Value
+}
+
+// on is b reporting to t, for a subtest.
+func (b *browser) on(t *testing.T) *browser {
+	c := *b
+	c.t = t
+	return &c
 }
 
 func (b *browser) open(u string) { b.call("POST", b.session+"/url", map[string]string{"url": u}) }
@@ -242,13 +249,34 @@ func (b *browser) nodeSelector(name string) string {
 	return fmt.Sprintf(`#graph .node[data-id=%q]`, id)
 }
 
-// TestWebPageAsksAndExplores: a shared /?q= link shows the passages, the
-// graph around them, an entity's panel reached by a click and by the
-// keyboard, one more hop, the document's text, the documents and the
-// stats; on a narrow screen the columns stack.
-func TestWebPageAsksAndExplores(t *testing.T) {
+// TestWebPage drives the page in one browser, a case a subtest, on a
+// store of testdata/corpus (and, for escaping, a store of its own).
+func TestWebPage(t *testing.T) {
 	b := startBrowser(t, 1000, 700)
-	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{})
+	db := corpusStore(t)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, *browser, string)
+	}{
+		{"AsksAndExplores", webAsksAndExplores},
+		{"StreamsTheAnswer", webStreamsTheAnswer},
+		{"EscapesStoreText", webEscapesStoreText},
+		{"AsksForTheToken", webAsksForTheToken},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := b.on(t)
+			b.resize(1000, 700)
+			c.run(t, b, db)
+		})
+	}
+}
+
+// webAsksAndExplores: a shared /?q= link shows the passages, the graph
+// around them, an entity's panel reached by a click and by the keyboard,
+// one more hop, the document's text, the documents and the stats; on a
+// narrow screen the columns stack.
+func webAsksAndExplores(t *testing.T, b *browser, db string) {
+	srv := startAPI(t, testEngine(t, db), apiConfig{})
 
 	b.open(srv.URL + "/?q=" + url.QueryEscape("Who designed the Go programming language"))
 	b.wait("passages", `return document.querySelectorAll('#passages .passage').length > 0`)
@@ -370,11 +398,9 @@ func TestWebPageAsksAndExplores(t *testing.T) {
 	}
 }
 
-// TestWebPageStreamsTheAnswer: with a model the answer streams in, and
-// its [n] link to the passage they cite.
-func TestWebPageStreamsTheAnswer(t *testing.T) {
-	b := startBrowser(t, 1000, 700)
-	db := corpusStore(t)
+// webStreamsTheAnswer: with a model the answer streams in, and its [n]
+// link to the passage they cite.
+func webStreamsTheAnswer(t *testing.T, b *browser, db string) {
 	llm := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
 	llm.ChunkSize = 4
 	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), apiConfig{})
@@ -396,10 +422,9 @@ func TestWebPageStreamsTheAnswer(t *testing.T) {
 	}
 }
 
-// TestWebPageEscapesStoreText: markup in a document's text, title and
-// file name is shown as text on every view, and none of it runs.
-func TestWebPageEscapesStoreText(t *testing.T) {
-	b := startBrowser(t, 1000, 700)
+// webEscapesStoreText: markup in a document's text, title and file name
+// is shown as text on every view, and none of it runs.
+func webEscapesStoreText(t *testing.T, b *browser, _ string) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"mallory.md": "# Mallory <img src=x onerror=\"window.pwned=1\">\n\nMallory hid <script>window.pwned=2; document.title='pwned'</script> " +
@@ -464,12 +489,11 @@ func TestWebPageEscapesStoreText(t *testing.T) {
 	ran("documents")
 }
 
-// TestWebPageAsksForTheToken: with a token the page still loads, asks for
-// the token once, keeps it for the session and sends it.
-func TestWebPageAsksForTheToken(t *testing.T) {
-	b := startBrowser(t, 1000, 700)
+// webAsksForTheToken: with a token the page still loads, asks for the
+// token once, keeps it for the session and sends it.
+func webAsksForTheToken(t *testing.T, b *browser, db string) {
 	const token = "a-token-of-enough-length"
-	srv := startAPI(t, testEngine(t, corpusStore(t)), apiConfig{Token: token})
+	srv := startAPI(t, testEngine(t, db), apiConfig{Token: token})
 	b.open(srv.URL + "/?q=" + url.QueryEscape("Who designed the Go programming language"))
 	b.wait("the token form", `return !document.getElementById('token-view').hidden`)
 	b.typeInto("#token", "wrong-token-of-enough-length")
