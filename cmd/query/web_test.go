@@ -228,7 +228,10 @@ func (b *browser) screenshot() []byte {
 	return png
 }
 
-const enterKey = "\uE007"
+const (
+	enterKey  = "\uE007"
+	escapeKey = "\uE00C"
+)
 
 // nodeNames are the entity names the drawn graph shows.
 func (b *browser) nodeNames() []string {
@@ -324,6 +327,19 @@ func webAsksAndExplores(t *testing.T, b *browser, db string) {
 	b.eval(nil, `document.querySelector(arguments[0]).focus()`, b.nodeSelector("Ken Thompson"))
 	b.press(enterKey)
 	b.wait("Ken Thompson's panel by keyboard", `const h = document.getElementById('entity-name'); return !!h && h.textContent === 'Ken Thompson'`)
+
+	// Escape closes the panel and gives the focus back to the node.
+	b.press(escapeKey)
+	var back struct {
+		Hidden bool
+		Focus  string
+	}
+	b.eval(&back, `return {hidden: document.getElementById('entity').hidden, focus: document.activeElement.getAttribute('aria-label') || ''}`)
+	if !back.Hidden || !strings.HasPrefix(back.Focus, "Ken Thompson") {
+		t.Errorf("after Escape: %+v", back)
+	}
+	b.press(enterKey)
+	b.wait("Ken Thompson's panel again", `const h = document.getElementById('entity-name'); return !!h && h.textContent === 'Ken Thompson'`)
 
 	// One more hop adds Ken Thompson's neighbours the passages do not name.
 	before := len(b.nodeNames())

@@ -572,6 +572,11 @@ const short2 = (s, n) => {
   return s.length > n ? s.slice(0, n - 1) + '…' : s;
 };
 
+// Escape closes the entity panel, focus going back to its node.
+$('entity').addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape') closeEntity();
+});
+
 function closeEntity() {
   const id = graph.selected;
   graph.selected = null;
