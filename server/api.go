@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/docgraph/docgraph/internal/termtext"
+	"github.com/docgraph/docgraph/server/web"
 	"github.com/docgraph/docgraph/store"
 )
 
@@ -75,6 +76,8 @@ var routes = []route{
 	{pattern: "/v1/entities/{id}", methods: []string{http.MethodGet}, limited: true, handle: (*api).entity},
 	{pattern: "/v1/graph", methods: []string{http.MethodGet}, limited: true, handle: (*api).graph},
 	{pattern: "/v1/chunks/{id}", methods: []string{http.MethodGet}, limited: true, handle: (*api).chunk},
+	{pattern: "/v1/documents/{id}", methods: []string{http.MethodGet}, limited: true, handle: (*api).documentText},
+	{pattern: "/v1/subgraph", methods: []string{http.MethodGet}, limited: true, handle: (*api).subgraph},
 	{pattern: "/v1/stats", methods: []string{http.MethodGet}, limited: true, handle: (*api).stats},
 }
 
@@ -107,6 +110,13 @@ func NewHandler(e *Engine, cfg HandlerConfig) http.Handler {
 	for _, rt := range routes {
 		mux.Handle(rt.pattern, a.wrap(rt))
 	}
+	// The web page holds no data, so it loads without the token; what it
+	// shows comes from the routes above, which ask for it.
+	wh := web.Handler()
+	page := a.wrap(route{pattern: "/", methods: []string{http.MethodGet, http.MethodHead}, open: true,
+		handle: func(_ *api, w http.ResponseWriter, r *http.Request) error { wh.ServeHTTP(w, r); return nil }})
+	mux.Handle("/{$}", page)
+	mux.Handle("/assets/", page)
 	mux.Handle("/", a.wrap(route{handle: func(a *api, w http.ResponseWriter, r *http.Request) error {
 		return notFound("no route %s (the API is described at /v1/openapi.json)", r.URL.Path)
 	}, methods: nil}))

@@ -115,11 +115,14 @@ one process and answers concurrently over HTTP (JSON; OpenAPI document at
   POST /v1/query          what query takes: {"question": "...", "mode": "mix",
                           "top_k": 5, ...}; returns what query --json prints;
                           with --llm and "stream": true, server-sent events
+  GET  /                  a web page: ask, read passages, explore the graph
   GET  /v1/documents      ?offset=&limit=&status=&path_prefix=
+  GET  /v1/documents/{id} a document (id, or path with / as %2F) and its text
   GET  /v1/entities       ?name=  exact name, then full-text matches
   GET  /v1/entities/{id}  description, passages, relations
   GET  /v1/graph          ?entity=ID&hops=1|2&limit=N  nodes and edges
   GET  /v1/chunks/{id}    a passage with its document and entities
+  GET  /v1/subgraph       ?chunk=ID&entity=ID&limit=N  the graph around passages
   GET  /v1/stats, /healthz
 
 It never writes to the store. It follows writes another process makes

@@ -778,6 +778,7 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 			ChunkID string `json:"chunk_id"`
 		}
 	}](t, do(t, "POST", srv.URL+"/v1/query", `{"question": "Go"}`).Body).Passages[0].ChunkID
+	doc := decode[server.DocPage](t, do(t, "GET", srv.URL+"/v1/documents?limit=1", "").Body).Documents[0].ID
 	calls := []struct{ op, url, body string }{
 		{"GET /healthz", "/healthz", ""},
 		{"HEAD /healthz", "/healthz", ""},
@@ -802,6 +803,10 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		{"GET /v1/graph", "/v1/graph?hops=9&entity=" + entity, ""},
 		{"GET /v1/chunks/{id}", "/v1/chunks/" + url.PathEscape(chunk), ""},
 		{"GET /v1/chunks/{id}", "/v1/chunks/missing", ""},
+		{"GET /v1/documents/{id}", "/v1/documents/" + doc, ""},
+		{"GET /v1/documents/{id}", "/v1/documents/missing", ""},
+		{"GET /v1/subgraph", "/v1/subgraph?chunk=" + url.QueryEscape(chunk) + "&entity=" + entity, ""},
+		{"GET /v1/subgraph", "/v1/subgraph", ""},
 		{"GET /v1/stats", "/v1/stats", ""},
 	}
 	seen := map[string]bool{}
