@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -266,12 +267,37 @@ func TestWebPage(t *testing.T) {
 		{"StreamsTheAnswer", webStreamsTheAnswer},
 		{"EscapesStoreText", webEscapesStoreText},
 		{"AsksForTheToken", webAsksForTheToken},
+		{"UnderAPrefix", webUnderAPrefix},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := b.on(t)
 			b.resize(1000, 700)
 			c.run(t, b, db)
 		})
+	}
+}
+
+// webUnderAPrefix: a program that mounts the handler under a path of its
+// own (as ExampleGraph_Handler does) gets a working page there: the page,
+// its assets, the API calls and its own links stay under the prefix.
+func webUnderAPrefix(t *testing.T, b *browser, db string) {
+	h := server.NewHandler(testEngine(t, db), server.HandlerConfig{Timeout: 30 * time.Second, MaxConcurrent: 4})
+	mux := http.NewServeMux()
+	mux.Handle("/docgraph/", http.StripPrefix("/docgraph", h))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	b.open(srv.URL + "/docgraph/?q=" + url.QueryEscape("Who designed the Go programming language"))
+	b.wait("passages", `return document.querySelectorAll('#passages .passage').length > 0`)
+	if where := b.text("#passages .passage .where"); !strings.Contains(where, "go-language.md") {
+		t.Errorf("first passage from %q, want go-language.md", where)
+	}
+	b.click(`nav.views a[data-view="documents"]`)
+	b.wait("the documents view", `return document.querySelectorAll('#docs tbody tr').length === 10`)
+	var path string
+	b.eval(&path, `return location.pathname`)
+	if path != "/docgraph/" {
+		t.Errorf("the documents view is at %q, want under /docgraph/", path)
 	}
 }
 
@@ -391,7 +417,7 @@ func webAsksAndExplores(t *testing.T, b *browser, db string) {
 		t.Errorf("stats view:\n%s", s)
 	}
 	var api string
-	b.eval(&api, `return document.querySelector('#stats-view a').getAttribute('href')`)
+	b.eval(&api, `return new URL(document.querySelector('#stats-view a').href).pathname`)
 	if api != "/v1/openapi.json" {
 		t.Errorf("API link %q", api)
 	}

@@ -60,7 +60,7 @@ type site struct {
 }
 
 // load reads the embedded files. The page names each asset with its hash
-// (/assets/app.js?v=HASH), so a browser may keep an asset for a year: a
+// (assets/app.js?v=HASH), so a browser may keep an asset for a year: a
 // new build changes the URL.
 func load() (*site, error) {
 	s := &site{assets: map[string]asset{}}
@@ -80,7 +80,10 @@ func load() (*site, error) {
 		a := newAsset(e.Name(), b)
 		url := "/assets/" + e.Name()
 		s.assets[url] = a
-		page = bytes.ReplaceAll(page, []byte(`"`+url+`"`), []byte(`"`+url+"?v="+a.hash+`"`))
+		// The page names its assets relative to itself (assets/app.js), so
+		// it works under whatever prefix a program mounts the handler.
+		rel := url[1:]
+		page = bytes.ReplaceAll(page, []byte(`"`+rel+`"`), []byte(`"`+rel+"?v="+a.hash+`"`))
 	}
 	s.index = newAsset("index.html", page)
 	return s, nil

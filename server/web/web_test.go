@@ -30,24 +30,25 @@ func TestHandler(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("GET /: %d %v", resp.StatusCode, resp.Header)
 	}
-	urls := regexp.MustCompile(`"(/assets/[^"?]+)\?v=([0-9a-f]{12})"`).FindAllStringSubmatch(string(body), -1)
+	// Named relative to the page, which may be mounted under a prefix.
+	urls := regexp.MustCompile(`"(assets/[^"?]+)\?v=([0-9a-f]{12})"`).FindAllStringSubmatch(string(body), -1)
 	if len(urls) != 2 {
 		t.Fatalf("want app.css and app.js named with their hashes, got %q", urls)
 	}
 	for _, u := range urls {
-		hashed := get(t, h, "GET", u[0][1:len(u[0])-1])
+		hashed := get(t, h, "GET", "/"+u[0][1:len(u[0])-1])
 		if hashed.StatusCode != 200 || hashed.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 			t.Errorf("GET %s: %d %q", u[0], hashed.StatusCode, hashed.Header.Get("Cache-Control"))
 		}
-		plain := get(t, h, "GET", u[1])
+		plain := get(t, h, "GET", "/"+u[1])
 		etag := plain.Header.Get("ETag")
 		if plain.Header.Get("Cache-Control") != "no-cache" || etag == "" {
 			t.Errorf("GET %s: %q, ETag %q", u[1], plain.Header.Get("Cache-Control"), etag)
 		}
-		if again := get(t, h, "GET", u[1], "If-None-Match", etag); again.StatusCode != http.StatusNotModified {
+		if again := get(t, h, "GET", "/"+u[1], "If-None-Match", etag); again.StatusCode != http.StatusNotModified {
 			t.Errorf("GET %s with its ETag: %d", u[1], again.StatusCode)
 		}
-		if stale := get(t, h, "GET", u[0][1:len(u[0])-1]+"0"); stale.Header.Get("Cache-Control") != "no-cache" {
+		if stale := get(t, h, "GET", "/"+u[0][1:len(u[0])-1]+"0"); stale.Header.Get("Cache-Control") != "no-cache" {
 			t.Errorf("GET %s with another hash: %q", u[1], stale.Header.Get("Cache-Control"))
 		}
 	}

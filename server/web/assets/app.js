@@ -44,7 +44,7 @@ function build(e, attrs, kids) {
 
 const basename = (p) => String(p || '').split(/[\\/]/).pop();
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many || one + 's'}`;
-const docHref = (id, chunk) => '/?doc=' + encodeURIComponent(id) + (chunk === undefined ? '' : '&chunk=' + encodeURIComponent(chunk));
+const docHref = (id, chunk) => '?doc=' + encodeURIComponent(id) + (chunk === undefined ? '' : '&chunk=' + encodeURIComponent(chunk));
 
 function status(text, isError) {
   const s = $('status');
@@ -68,7 +68,9 @@ async function api(path, init) {
   const headers = new Headers((init && init.headers) || {});
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.set('Authorization', 'Bearer ' + token);
-  const resp = await fetch(path, Object.assign({}, init, { headers, cache: 'no-store' }));
+  // Relative to the page, so the page works wherever a program mounts
+  // the handler (http.StripPrefix("/docgraph", g.Handler())).
+  const resp = await fetch(path.replace(/^\//, ''), Object.assign({}, init, { headers, cache: 'no-store' }));
   if (resp.status === 401) {
     askToken(Boolean(token));
     throw new APIError(401, 'unauthorized', 'This server asks for a token.');
@@ -172,7 +174,7 @@ $('ask-form').addEventListener('submit', (ev) => {
   const q = $('q').value.trim();
   if (!q) return;
   lastQuery = '';
-  navigate('/?' + new URLSearchParams({ q, mode: $('mode').value }));
+  navigate('?' + new URLSearchParams({ q, mode: $('mode').value }));
 });
 
 // ---- Asking ----
@@ -645,7 +647,7 @@ async function showDocuments(p) {
     q.delete('limit');
     q.set('view', 'documents');
     q.set('offset', String(o));
-    return '/?' + q;
+    return '?' + q;
   };
   $('doc-prev').disabled = offset === 0;
   $('doc-prev').onclick = () => navigate(to(Math.max(0, offset - page.limit)));
@@ -679,12 +681,12 @@ $('doc-filter').addEventListener('submit', (ev) => {
   const q = new URLSearchParams({ view: 'documents' });
   if ($('doc-status').value) q.set('status', $('doc-status').value);
   if ($('doc-prefix').value) q.set('path_prefix', $('doc-prefix').value);
-  navigate('/?' + q);
+  navigate('?' + q);
 });
 
 $('doc-back').addEventListener('click', () => {
   if (history.length > 1) history.back();
-  else navigate('/?view=documents');
+  else navigate('?view=documents');
 });
 
 async function showDocument(id, chunk) {
