@@ -21,16 +21,20 @@ func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease
 	if lease.Owner == "" || lease.TTL <= 0 {
 		return nil, fmt.Errorf("sqlite store %s: claim %s: a lease needs an owner and a positive duration", s.path, doc.ID)
 	}
+	sel, upsert, err := s.claimStatements(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: claim %s: %w", s.path, doc.ID, err)
+	}
 	var before *store.Document
 	var claimErr error
-	err := s.retrying(ctx, func() error {
+	err = s.retrying(ctx, func() error {
 		before, claimErr = nil, nil
 		tx, err := s.wdb.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		d, err := scanDocument(tx.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE id = ?`, doc.ID))
+		d, err := scanDocument(tx.StmtContext(ctx, sel).QueryRowContext(ctx, doc.ID))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -42,17 +46,7 @@ func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease
 		// The WHERE of the upsert is the claim rule itself: a done row
 		// with these settings and a live lease of another run are left
 		// alone. A done row keeps its status.
-		res, err := tx.ExecContext(ctx, `
-		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until)
-		VALUES (?, ?, ?, ?, ?, ?, 'processing', '', ?, ?, ?, 0, '', ?, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET
-			status = CASE WHEN documents.status = 'done' THEN 'done' ELSE 'processing' END,
-			error = CASE WHEN documents.status = 'done' THEN documents.error ELSE '' END,
-			updated_at = excluded.updated_at,
-			lease_owner = excluded.lease_owner,
-			lease_until = excluded.lease_until
-		WHERE NOT (documents.status = 'done' AND documents.fingerprint = excluded.fingerprint)
-			AND (documents.lease_owner IN ('', excluded.lease_owner, ?) OR documents.lease_until <= ?)`,
+		res, err := tx.StmtContext(ctx, upsert).ExecContext(ctx,
 			doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint,
 			doc.Size, unixNano(doc.ModTime), now.UnixNano(), encodeWarnings(doc.Warnings),
 			lease.Owner, now.Add(lease.TTL).UnixNano(), lease.TakeOver, now.UnixNano())
@@ -79,6 +73,34 @@ func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease
 		return before, fmt.Errorf("sqlite store %s: claim %s: %w", s.path, doc.ID, claimErr)
 	}
 	return before, nil
+}
+
+// claimStatements returns Claim's lookup and upsert, prepared on the
+// writer the first time. A failure is not kept: the next claim tries again.
+func (s *Store) claimStatements(ctx context.Context) (sel, upsert *sql.Stmt, err error) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if s.claimStmts[0] == nil {
+		if s.claimStmts[0], err = s.wdb.PrepareContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE id = ?`); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s.claimStmts[1] == nil {
+		if s.claimStmts[1], err = s.wdb.PrepareContext(ctx, `
+		INSERT INTO documents(id, path, title, hash, format, fingerprint, status, error, size, mod_time, updated_at, chunks, file_key, warnings, lease_owner, lease_until)
+		VALUES (?, ?, ?, ?, ?, ?, 'processing', '', ?, ?, ?, 0, '', ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET
+			status = CASE WHEN documents.status = 'done' THEN 'done' ELSE 'processing' END,
+			error = CASE WHEN documents.status = 'done' THEN documents.error ELSE '' END,
+			updated_at = excluded.updated_at,
+			lease_owner = excluded.lease_owner,
+			lease_until = excluded.lease_until
+		WHERE NOT (documents.status = 'done' AND documents.fingerprint = excluded.fingerprint)
+			AND (documents.lease_owner IN ('', excluded.lease_owner, ?) OR documents.lease_until <= ?)`); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s.claimStmts[0], s.claimStmts[1], nil
 }
 
 // refusal says why a claim changed nothing, from the row it found.
