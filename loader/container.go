@@ -203,6 +203,9 @@ type xmlRules struct {
 	item    map[string]bool // list item: "- " in front
 	aside   map[string]bool // notes and comments: moved to the end of the part
 	heading func(xml.StartElement) bool
+	// onStart, when set, sees every element outside skipped subtrees and
+	// returns text to write at that point (DOCX list labels).
+	onStart func(xml.StartElement) string
 }
 
 // xmlWalk renders a part's XML as text by rules into out, returning the
@@ -274,6 +277,9 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 				out.WriteString(strings.Repeat(" ", max(1, min(c, 64))))
 			case r.item[n]:
 				out.WriteString("- ")
+			}
+			if r.onStart != nil {
+				out.WriteString(r.onStart(t))
 			}
 			if r.heading != nil && r.heading(t) {
 				for i := len(stack) - 1; i >= 0; i-- {
