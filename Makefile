@@ -27,6 +27,7 @@ fuzz:
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadEPUB -fuzztime $(FUZZTIME)
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadHTML -fuzztime $(FUZZTIME)
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadGzip -fuzztime $(FUZZTIME)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadLaTeX -fuzztime $(FUZZTIME)
 	$(GO) test ./splitter -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME)
 
 fuzz-ci:

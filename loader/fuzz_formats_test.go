@@ -49,7 +49,10 @@ func fuzzLoad(f *testing.F, name string, seeds ...[]byte) {
 func FuzzLoadDOCX(f *testing.F) {
 	fuzzLoad(f, "fuzz.docx",
 		docxOf(f, "Title", wpara("Heading1", "Head")+wpara("", "Body")+`<w:tbl><w:tr><w:tc>`+wpara("", "c")+`</w:tc></w:tr></w:tbl>`),
-		docxOf(f, "", wpara("", "x"), part{"word/footnotes.xml", `<w:footnotes ` + wns + `>` + wpara("", "n") + `</w:footnotes>`}))
+		docxOf(f, "", wpara("", "x"), part{"word/footnotes.xml", `<w:footnotes ` + wns + `>` + wpara("", "n") + `</w:footnotes>`}),
+		docxOf(f, "", `<w:p><w:pPr><w:numPr><w:ilvl w:val="1"/><w:numId w:val="1"/></w:numPr></w:pPr><w:r><w:t>i</w:t></w:r></w:p>`,
+			part{"word/numbering.xml", `<w:numbering ` + wns + `><w:abstractNum w:abstractNumId="0"><w:lvl w:ilvl="1"><w:start w:val="3"/><w:numFmt w:val="lowerRoman"/><w:lvlText w:val="%1.%2)"/></w:lvl></w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num></w:numbering>`},
+			part{"word/header1.xml", `<w:hdr ` + wns + `>` + wpara("", "h") + `</w:hdr>`}))
 }
 
 func FuzzLoadPPTX(f *testing.F) { fuzzLoad(f, "fuzz.pptx", pptxOf(f)) }
@@ -71,4 +74,10 @@ func FuzzLoadHTML(f *testing.F) {
 
 func FuzzLoadGzip(f *testing.F) {
 	fuzzLoad(f, "fuzz.txt.gz", gzipOf(f, []byte("hello\n")), gzipOf(f, docxOf(f, "T", wpara("", "x"))))
+}
+
+func FuzzLoadLaTeX(f *testing.F) {
+	fuzzLoad(f, "fuzz.tex",
+		[]byte(`\documentclass{article}\newcommand{\x}{ex}\def\y{why}\title{T \x}\begin{document}\section{S}\x{} and \y $a^2$ \input{fuzz} \include{other}\end{document}`),
+		[]byte(`\newcommand{\a}{\b\b}\newcommand{\b}{\a}\a \input ../x`))
 }

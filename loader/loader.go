@@ -309,7 +309,7 @@ func (l *Loader) parse(ctx context.Context, name string, data []byte, depth int)
 	case "rst":
 		p, err = l.rst(data)
 	case "tex":
-		p, err = l.latex(data)
+		p, err = l.latex(name, data)
 	default:
 		var text string
 		var warnings []Warning
