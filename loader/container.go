@@ -56,6 +56,10 @@ func zipFormat(data []byte, byName string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: broken zip archive: %w", ErrMalformed, err)
 	}
+	return zipReaderFormat(zr, byName)
+}
+
+func zipReaderFormat(zr *zip.Reader, byName string) (string, error) {
 	names := map[string]*zip.File{}
 	for _, f := range zr.File {
 		names[f.Name] = f
@@ -65,7 +69,9 @@ func zipFormat(data []byte, byName string) (string, error) {
 			b, _ := io.ReadAll(io.LimitReader(rc, 256))
 			rc.Close()
 			switch strings.TrimSpace(string(b)) {
-			case "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.text-template":
+			case "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.text-template",
+				// What LibreOffice writes for an .odt made from an HTML page.
+				"application/vnd.oasis.opendocument.text-web":
 				return "odt", nil
 			case "application/vnd.oasis.opendocument.presentation", "application/vnd.oasis.opendocument.presentation-template":
 				return "odp", nil

@@ -34,3 +34,22 @@ func TestLoadRefusesNamedPipe(t *testing.T) {
 		t.Fatal("Load blocked on a named pipe")
 	}
 }
+
+// TestReadableNamedPipe: Readable looks into files with unknown names, but
+// never waits on a named pipe.
+func TestReadableNamedPipe(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("cannot make a named pipe here:", err)
+	}
+	done := make(chan bool, 1)
+	go func() { done <- loader.Readable(p) }()
+	select {
+	case got := <-done:
+		if got {
+			t.Error("Readable(named pipe) = true")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Readable blocked on a named pipe")
+	}
+}

@@ -228,7 +228,9 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !Supported(path) {
+	if !Supported(path) && sniffFile(path) == "" {
+		// The name says nothing Load knows, and neither do the first bytes
+		// (see Readable); the content then decides in parse.
 		if ext := filepath.Ext(path); ext != "" {
 			return nil, fmt.Errorf("%w: extension %q", ErrUnsupported, ext)
 		}
