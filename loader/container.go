@@ -30,7 +30,7 @@ func sniff(data []byte, byName string) (string, error) {
 		// An OLE compound file: a password-protected OOXML file is stored
 		// in one (with an EncryptionInfo stream), as are legacy .doc/.ppt.
 		if bytes.Contains(data, utf16le("EncryptionInfo")) {
-			return "", fmt.Errorf("%w: password-protected Office file", ErrEncrypted)
+			return "", fmt.Errorf("%w: password-protected Office file; docgraph reads no passwords: save a copy without one to read it", ErrEncrypted)
 		}
 		return "", fmt.Errorf("%w: legacy binary Office file (.doc, .ppt, .xls); save it as .docx, .pptx or .odt", ErrUnsupported)
 	}

@@ -67,7 +67,7 @@ func (l *Loader) docx(ctx context.Context, data []byte) (*parsed, error) {
 		return nil, err
 	}
 	if a.has("EncryptedPackage") {
-		return nil, fmt.Errorf("%w: password-protected Office file", ErrEncrypted)
+		return nil, fmt.Errorf("%w: password-protected Office file; docgraph reads no passwords: save a copy without one to read it", ErrEncrypted)
 	}
 	rules := *wordRules
 	nb, err := a.optional("word/numbering.xml")
@@ -178,7 +178,7 @@ func (l *Loader) pptx(ctx context.Context, data []byte) (*parsed, error) {
 		return nil, err
 	}
 	if a.has("EncryptedPackage") {
-		return nil, fmt.Errorf("%w: password-protected Office file", ErrEncrypted)
+		return nil, fmt.Errorf("%w: password-protected Office file; docgraph reads no passwords: save a copy without one to read it", ErrEncrypted)
 	}
 	pres, err := a.read("ppt/presentation.xml")
 	if err != nil {
