@@ -212,6 +212,8 @@ type xmlRules struct {
 	// onStart, when set, sees every element outside skipped subtrees and
 	// returns text to write at that point (DOCX list labels).
 	onStart func(xml.StartElement) string
+	// onEnd, when set, sees the end of every element outside skipped subtrees.
+	onEnd func(local string)
 }
 
 // xmlWalk renders a part's XML as text by rules into out, returning the
@@ -281,12 +283,15 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 					}
 				}
 				out.WriteString(strings.Repeat(" ", max(1, min(c, 64))))
-			case r.item[n]:
-				out.WriteString("- ")
 			}
+			label := ""
 			if r.onStart != nil {
-				out.WriteString(r.onStart(t))
+				label = r.onStart(t)
 			}
+			if r.item[n] && label == "" {
+				label = "- "
+			}
+			out.WriteString(label)
 			if r.heading != nil && r.heading(t) {
 				for i := len(stack) - 1; i >= 0; i-- {
 					if stack[i].block {
@@ -304,6 +309,9 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 			if skipDepth > 0 {
 				skipDepth--
 				continue
+			}
+			if r.onEnd != nil {
+				r.onEnd(o.name)
 			}
 			if r.text[o.name] {
 				textDepth--

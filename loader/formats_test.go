@@ -131,6 +131,32 @@ opens at <b>six</b>.</p><ul><li>Boats</li><li>Nets</li></ul>
 			not:  []string{"hidden"},
 		},
 		{
+			name: "odt numbered lists and page headers", file: "steps.odt", format: "odt", title: "Steps",
+			data: func(t *testing.T) []byte {
+				item := func(text string, start string) string {
+					if start != "" {
+						start = ` text:start-value="` + start + `"`
+					}
+					return `<text:list-item` + start + `><text:p>` + text + `</text:p></text:list-item>`
+				}
+				content := `<?xml version="1.0" encoding="UTF-8"?><office:document-content ` + odfNS + ` xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:automatic-styles>` +
+					`<text:list-style style:name="L1"><text:list-level-style-number text:level="1" style:num-format="1" style:num-suffix="."/><text:list-level-style-number text:level="2" style:num-format="a" style:num-suffix=")"/><text:list-level-style-number text:level="3" style:num-format="I" text:display-levels="3"/></text:list-style>` +
+					`</office:automatic-styles><office:body><office:text><text:h text:outline-level="1">Steps</text:h>` +
+					`<text:list text:style-name="L1"><text:list-item><text:p>One</text:p><text:list>` + item("Sub a", "") + `<text:list-item><text:p>Sub b</text:p><text:list>` + item("Deep", "") + `</text:list></text:list-item></text:list></text:list-item>` + item("Two", "") + `</text:list>` +
+					`<text:p>Between.</text:p>` +
+					`<text:list text:style-name="L1" text:continue-numbering="true">` + item("Three", "") + `</text:list>` +
+					`<text:list text:style-name="L1">` + item("Restart", "") + item("Jump", "7") + `</text:list>` +
+					`<text:list text:style-name="LB">` + item("Bullet", "") + `</text:list>` +
+					`</office:text></office:body></office:document-content>`
+				styles := `<office:document-styles ` + odfNS + ` xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:styles><text:list-style style:name="LB"><text:list-level-style-bullet text:level="1" text:bullet-char="•"/></text:list-style></office:styles>` +
+					`<office:master-styles><style:master-page style:name="Standard"><style:header><text:p>Harbour office</text:p></style:header><style:footer><text:p>Page <text:page-number>1</text:page-number></text:p></style:footer></style:master-page>` +
+					`<style:master-page style:name="Landscape"><style:header><text:p>Harbour office</text:p></style:header></style:master-page></office:master-styles></office:document-styles>`
+				return zipOf(t, part{"mimetype", "application/vnd.oasis.opendocument.text"}, part{"content.xml", content}, part{"styles.xml", styles})
+			},
+			want: []string{"Steps\n1. One\na) Sub a\nb) Sub b\n1.b.I Deep\n2. Two\nBetween.\n3. Three\n1. Restart\n7. Jump\n- Bullet\n\nHarbour office\nPage 1"},
+			not:  []string{"Harbour office\nHarbour office"},
+		},
+		{
 			name: "odp slides and notes", file: "talk.odp", format: "odp", title: "Coral Reefs",
 			data: func(t *testing.T) []byte {
 				return odfOf(t, "application/vnd.oasis.opendocument.presentation", "", `<office:presentation><draw:page draw:name="p1"><draw:frame><draw:text-box><text:h>Coral Reefs</text:h><text:p>Reefs are alive.</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>Mention bleaching.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation>`)

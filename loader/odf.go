@@ -43,9 +43,24 @@ func (l *Loader) odf(ctx context.Context, data []byte) (*parsed, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// List styles live in both parts: automatic ones in content.xml,
+	// named ones in styles.xml.
+	lists := &odfLists{styles: map[string]*[10]odfLevel{}}
+	if sb, err := a.optional("styles.xml"); err != nil {
+		return nil, err
+	} else if sb != nil {
+		if err := lists.readListStyles("styles.xml", sb); err != nil {
+			return nil, err
+		}
+	}
+	if err := lists.readListStyles("content.xml", b); err != nil {
+		return nil, err
+	}
+	rules := *odfRules
+	rules.onStart, rules.onEnd = lists.onStart, lists.onEnd
 	p := &parsed{}
 	var out bytes.Buffer
-	if p.headings, err = xmlWalk("content.xml", b, odfRules, &out); err != nil {
+	if p.headings, err = xmlWalk("content.xml", b, &rules, &out); err != nil {
 		return nil, err
 	}
 	p.text = tidy(out.String())
