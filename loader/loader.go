@@ -84,7 +84,7 @@ var (
 // Version names the loader's way of reading files. A file that failed to
 // load for a reason in its own bytes is not read again while it and the
 // loader stay the same; change Version when the loader reads more files.
-const Version = "2026-11-27"
+const Version = "2026-11-27.2"
 
 // InContent reports whether err is a load failure caused by the file's
 // bytes alone (empty, binary, invalid UTF-8, malformed or encrypted PDF):
