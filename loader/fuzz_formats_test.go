@@ -60,7 +60,10 @@ func FuzzLoadPPTX(f *testing.F) { fuzzLoad(f, "fuzz.pptx", pptxOf(f)) }
 func FuzzLoadODF(f *testing.F) {
 	fuzzLoad(f, "fuzz.odt",
 		odfOf(f, "application/vnd.oasis.opendocument.text", "T", `<office:text><text:h>H</text:h><text:p>a<text:s text:c="3"/>b<text:note><text:note-body><text:p>n</text:p></text:note-body></text:note></text:p></office:text>`),
-		odfOf(f, "application/vnd.oasis.opendocument.presentation", "", `<office:presentation><draw:page><text:p>s</text:p></draw:page></office:presentation>`))
+		odfOf(f, "application/vnd.oasis.opendocument.presentation", "", `<office:presentation><draw:page><text:p>s</text:p></draw:page></office:presentation>`),
+		zipOf(f, part{"mimetype", "application/vnd.oasis.opendocument.text"},
+			part{"content.xml", `<office:document-content ` + odfNS + ` xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:automatic-styles><text:list-style style:name="L1"><text:list-level-style-number text:level="1" style:num-format="i" style:num-suffix="."/><text:list-level-style-number text:level="2" style:num-format="A" text:display-levels="2"/></text:list-style></office:automatic-styles><office:body><office:text><text:list text:style-name="L1"><text:list-item><text:p>a</text:p><text:list><text:list-item text:start-value="4"><text:p>b</text:p></text:list-item></text:list></text:list-item></text:list></office:text></office:body></office:document-content>`},
+			part{"styles.xml", `<office:document-styles ` + odfNS + ` xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:master-styles><style:master-page><style:header><text:p>h</text:p></style:header></style:master-page></office:master-styles></office:document-styles>`}))
 }
 
 func FuzzLoadEPUB(f *testing.F) { fuzzLoad(f, "fuzz.epub", epubOf(f, "T"), epubOf(f, "")) }
