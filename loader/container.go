@@ -212,8 +212,9 @@ type xmlRules struct {
 	// onStart, when set, sees every element outside skipped subtrees and
 	// returns text to write at that point (DOCX list labels).
 	onStart func(xml.StartElement) string
-	// onEnd, when set, sees the end of every element outside skipped subtrees.
-	onEnd func(local string)
+	// onEnd, when set, sees the end of every element outside skipped
+	// subtrees and returns text to write there.
+	onEnd func(local string) string
 }
 
 // xmlWalk renders a part's XML as text by rules into out, returning the
@@ -311,7 +312,7 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 				continue
 			}
 			if r.onEnd != nil {
-				r.onEnd(o.name)
+				out.WriteString(r.onEnd(o.name))
 			}
 			if r.text[o.name] {
 				textDepth--

@@ -93,21 +93,25 @@ opens at <b>six</b>.</p><ul><li>Boats</li><li>Nets</li></ul>
 					lvl(0, "1", "decimal", "%1.") + lvl(1, "1", "lowerLetter", "%2)") + lvl(2, "1", "lowerRoman", "%1.%2.%3.") +
 					`</w:abstractNum><w:abstractNum w:abstractNumId="1">` + lvl(0, "1", "bullet", "\uf0b7") + lvl(1, "1", "upperRoman", "%2") +
 					`</w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num>` +
-					`<w:num w:numId="3"><w:abstractNumId w:val="0"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="7"/></w:lvlOverride></w:num></w:numbering>`
+					`<w:num w:numId="3"><w:abstractNumId w:val="0"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="7"/></w:lvlOverride></w:num><w:num w:numId="4"><w:abstractNumId w:val="0"/></w:num></w:numbering>`
+				styles := `<w:styles ` + wns + `><w:style w:type="paragraph" w:styleId="ListNumber"><w:pPr><w:numPr><w:numId w:val="4"/></w:numPr></w:pPr></w:style></w:styles>`
 				body := item(1, 0, "Close the valve.") + item(1, 1, "Check the gasket.") + item(1, 2, "Grease it.") + item(1, 2, "Wipe it.") +
 					item(1, 1, "Tighten the bolts.") + item(1, 0, "Open the vent.") + item(2, 0, "Seal kit") + item(2, 1, "Fourth") +
 					item(3, 0, "Seventh step") + item(0, 0, "Not numbered") +
+					wpara("ListNumber", "Styled one") + wpara("ListNumber", "Styled two") +
+					`<w:p><w:pPr><w:pStyle w:val="ListNumber"/><w:numPr><w:ilvl w:val="0"/><w:numId w:val="0"/></w:numPr></w:pPr><w:r><w:t>Style numbering off</w:t></w:r></w:p>` +
 					`<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr><w:pPrChange><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>Revised item.</w:t></w:r></w:p>`
 				header := `<w:hdr ` + wns + `>` + wpara("Header", "Quayside handbook") + `</w:hdr>`
 				return docxOf(t, "Pump Manual", body,
 					part{"word/numbering.xml", numbering},
+					part{"word/styles.xml", styles},
 					part{"word/header1.xml", header},
 					part{"word/header2.xml", header}, // first-page header with the same text: once
 					part{"word/header10.xml", `<w:hdr ` + wns + `>` + wpara("", "Even pages") + `</w:hdr>`},
 					part{"word/footer1.xml", `<w:ftr ` + wns + `>` + wpara("Footer", "Revision 17") + `</w:ftr>`},
 					part{"word/endnotes.xml", `<w:endnotes ` + wns + `><w:endnote>` + wpara("", "An endnote.") + `</w:endnote></w:endnotes>`})
 			},
-			want: []string{"1. Close the valve.\na) Check the gasket.\n1.a.i. Grease it.\n1.a.ii. Wipe it.\nb) Tighten the bolts.\n2. Open the vent.\n• Seal kit\nI Fourth\n7. Seventh step\nNot numbered\n3. Revised item.\n\nQuayside handbook\n\nEven pages\n\nRevision 17\n\nAn endnote."},
+			want: []string{"1. Close the valve.\na) Check the gasket.\n1.a.i. Grease it.\n1.a.ii. Wipe it.\nb) Tighten the bolts.\n2. Open the vent.\n• Seal kit\nI Fourth\n7. Seventh step\nNot numbered\n1. Styled one\n2. Styled two\nStyle numbering off\n3. Revised item.\n\nQuayside handbook\n\nEven pages\n\nRevision 17\n\nAn endnote."},
 			not:  []string{"\t", "Quayside handbook\n\nQuayside"},
 		},
 		{

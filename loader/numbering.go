@@ -19,15 +19,24 @@ type docxLevel struct {
 // the paragraph's w:numPr names a list (numId) and level (ilvl); each
 // list counts its own items, and an item resets the deeper levels.
 type docxNumbering struct {
-	lists map[string]*[9]docxLevel // numId -> levels (abstractNum with overrides)
-	count map[string]*[9]int       // numId -> current counter per level (0: not yet)
+	lists  map[string]*[9]docxLevel // numId -> levels (abstractNum with overrides)
+	count  map[string]*[9]int       // numId -> current counter per level (0: not yet)
+	styles map[string]styleNum      // paragraph styles that number ("List Number")
+	ilvl   int
+	style  string // the paragraph's w:pStyle
+	direct bool   // the paragraph has its own w:numPr
+}
+
+// styleNum is the numbering a paragraph style gives its paragraphs.
+type styleNum struct {
+	numID string
 	ilvl  int
 }
 
 // parseNumbering reads word/numbering.xml. Unknown or odd definitions are
 // left out rather than refused: a label is a nicety, the text is not.
 func parseNumbering(b []byte) (*docxNumbering, error) {
-	n := &docxNumbering{lists: map[string]*[9]docxLevel{}, count: map[string]*[9]int{}}
+	n := &docxNumbering{lists: map[string]*[9]docxLevel{}, count: map[string]*[9]int{}, styles: map[string]styleNum{}}
 	abstract := map[string]*[9]docxLevel{}
 	type num struct {
 		abs       string
@@ -128,18 +137,77 @@ func parseNumbering(b []byte) (*docxNumbering, error) {
 	return n, nil
 }
 
+// readStyles notes the paragraph styles of word/styles.xml that number
+// their paragraphs, as Word's "List Number" and "List Bullet" do.
+func (n *docxNumbering) readStyles(b []byte) error {
+	d := newXMLDecoder(b)
+	var id string
+	var cur styleNum
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return errXML("word/styles.xml", err)
+		}
+		switch t := tok.(type) {
+		case xml.Directive:
+			if strings.Contains(string(t), "ENTITY") {
+				return fmt.Errorf("%w: part word/styles.xml declares XML entities (entity expansion refused)", ErrMalformed)
+			}
+		case xml.StartElement:
+			if depth++; depth > maxXMLDepth {
+				return fmt.Errorf("%w: part word/styles.xml nests elements more than %d deep", ErrMalformed, maxXMLDepth)
+			}
+			switch t.Name.Local {
+			case "style":
+				id, cur = attr(t, "styleId"), styleNum{}
+			case "ilvl":
+				if v, err := strconv.Atoi(attr(t, "val")); err == nil && v >= 0 && v < 9 {
+					cur.ilvl = v
+				}
+			case "numId":
+				cur.numID = attr(t, "val")
+			}
+		case xml.EndElement:
+			depth--
+			if t.Name.Local == "style" && id != "" && cur.numID != "" {
+				n.styles[id] = cur
+			}
+		}
+	}
+}
+
 // onStart follows a paragraph's w:numPr (ilvl comes before numId in the
 // schema) and returns the label to write in front of its text.
 func (n *docxNumbering) onStart(se xml.StartElement) string {
 	switch se.Name.Local {
+	case "pPr":
+		n.style, n.direct = "", false
+	case "pStyle":
+		n.style = attr(se, "val")
 	case "numPr":
-		n.ilvl = 0
+		n.ilvl, n.direct = 0, true
 	case "ilvl":
 		if v, err := strconv.Atoi(attr(se, "val")); err == nil && v >= 0 && v < 9 {
 			n.ilvl = v
 		}
 	case "numId":
 		return n.label(attr(se, "val"), n.ilvl)
+	}
+	return ""
+}
+
+// onEnd labels, at the end of its properties, a paragraph numbered by its
+// style alone.
+func (n *docxNumbering) onEnd(local string) string {
+	if local != "pPr" || n.direct {
+		return ""
+	}
+	if sn, ok := n.styles[n.style]; ok {
+		return n.label(sn.numID, sn.ilvl)
 	}
 	return ""
 }

@@ -110,10 +110,11 @@ func (o *odfLists) onStart(se xml.StartElement) string {
 	return ""
 }
 
-func (o *odfLists) onEnd(name string) {
+func (o *odfLists) onEnd(name string) string {
 	if name == "list" && len(o.open) > 0 {
 		o.open = o.open[:len(o.open)-1]
 	}
+	return ""
 }
 
 func (o *odfLists) label(se xml.StartElement) string {

@@ -79,7 +79,16 @@ func (l *Loader) docx(ctx context.Context, data []byte) (*parsed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rules.onStart = num.onStart
+		sb, err := a.optional("word/styles.xml")
+		if err != nil {
+			return nil, err
+		}
+		if sb != nil {
+			if err := num.readStyles(sb); err != nil {
+				return nil, err
+			}
+		}
+		rules.onStart, rules.onEnd = num.onStart, num.onEnd
 	}
 	parts := []string{"word/document.xml"}
 	parts = append(parts, numbered(a, "word/header")...)
