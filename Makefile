@@ -32,6 +32,7 @@ fuzz:
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadHTML -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadGzip -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadLaTeX -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadUnknownName -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./splitter -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 
 fuzz-ci:

@@ -84,3 +84,14 @@ func FuzzLoadLaTeX(f *testing.F) {
 		[]byte(`\documentclass{article}\newcommand{\x}{ex}\def\y{why}\title{T \x}\begin{document}\section{S}\x{} and \y $a^2$ \input{fuzz} \include{other}\end{document}`),
 		[]byte(`\newcommand{\a}{\b\b}\newcommand{\b}{\a}\a \input ../x`))
 }
+
+// FuzzLoadUnknownName: a name that says nothing, so the first bytes decide
+// whether and how the file is read (Readable, then Load).
+func FuzzLoadUnknownName(f *testing.F) {
+	fuzzLoad(f, "fuzz.bin",
+		docxOf(f, "T", wpara("", "x")),
+		gzipOf(f, []byte("# notes\n\ntext\n")),
+		[]byte("<!DOCTYPE html><html><body><p>p</p></body></html>"),
+		[]byte("%PDF-1.4\n%%EOF\n"),
+		odfOf(f, "application/vnd.oasis.opendocument.text-web", "", `<office:text><text:p>w</text:p></office:text>`))
+}
