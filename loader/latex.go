@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // latex reads LaTeX as text: comments and the preamble dropped, sectioning
@@ -21,7 +22,7 @@ func (l *Loader) latex(name string, data []byte) (*parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &texEnv{l: l, macros: map[string]string{}, budget: l.maxBytes, expand: maxTexExpansion, stack: []string{filepath.Base(name)}}
+	env := &texEnv{l: l, macros: map[string]string{}, budget: l.maxBytes - int64(len(data)), expand: maxTexExpansion, stack: []string{filepath.Base(name)}}
 	if root, err := os.OpenRoot(filepath.Dir(name)); err == nil {
 		// os.Root refuses any path, symbolic links included, that leads
 		// out of the folder: a document cannot pull in ~/.ssh/id_rsa.
@@ -89,10 +90,11 @@ func (e *texEnv) read(arg string) (string, string, error) {
 	for _, n := range names {
 		for _, open := range e.stack {
 			if open == n {
-				return "", "", errors.New("it includes itself")
+				return "", "", errors.New("a cycle: it is being read already")
 			}
 		}
-		f, err := e.root.Open(filepath.FromSlash(n))
+		// Non-blocking, so that a named pipe does not wait for a writer.
+		f, err := e.root.OpenFile(filepath.FromSlash(n), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			if lastErr == nil || errors.Is(lastErr, fs.ErrNotExist) {
 				lastErr = err
@@ -117,7 +119,7 @@ func (e *texEnv) read(arg string) (string, string, error) {
 			return "", "", err
 		}
 		e.budget -= int64(len(data))
-		text, _, err := decodeText(data, Repair)
+		text, _, err := decodeText(data, e.l.utf8)
 		return text, n, err
 	}
 	if errors.Is(lastErr, fs.ErrNotExist) {

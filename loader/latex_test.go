@@ -91,8 +91,8 @@ A \boat{} with \crew. Files are found from the main file's folder: \input{chapte
 	}
 	warnings := strings.Join(doc.Warnings, "\n")
 	for _, want := range []string{
-		`\input{chapters/loop} left out: it includes itself`,
-		`\input{main} left out: it includes itself`,
+		`\input{chapters/loop} left out: a cycle: it is being read already`,
+		`\input{main} left out: a cycle: it is being read already`,
 		`\input{../secret} left out: outside the document's folder`,
 		`\input{/etc/passwd} left out: outside the document's folder`,
 		`\input{missing} left out: no such file`,
