@@ -479,6 +479,8 @@ func (w *watcher) process(ctx context.Context, batch map[string]pending) error {
 			if !loader.Supported(p) && !batch[p].dir {
 				if !loader.Readable(p) {
 					w.reportUnsupported(p)
+					// What it was read as before, if anything, goes.
+					gone = append(gone, p)
 					continue
 				}
 				w.markPending(ctx, p)

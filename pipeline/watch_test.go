@@ -262,6 +262,9 @@ func TestWatchReportsUnsupportedOnce(t *testing.T) {
 	// Names that say nothing: the content decides, once written.
 	r.write("page", "<!DOCTYPE html><html><body><p>Grace Hopper saved a page.</p></body></html>")
 	r.waitChange("page", pipeline.Added)
+	// Overwritten with what is no document: its document goes.
+	r.write("page", "\x00\x01 binary now")
+	r.waitChange("page", pipeline.Deleted)
 	for i := range 3 {
 		r.write("photo.bin", fmt.Sprintf("\xff\xd8\xff\xe0 not text %d", i))
 	}
