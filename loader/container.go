@@ -30,7 +30,7 @@ func sniff(data []byte, byName string) (string, error) {
 		// An OLE compound file: a password-protected OOXML file is stored
 		// in one (with an EncryptionInfo stream), as are legacy .doc/.ppt.
 		if bytes.Contains(data, utf16le("EncryptionInfo")) {
-			return "", fmt.Errorf("%w: password-protected Office file", ErrEncrypted)
+			return "", fmt.Errorf("%w: password-protected Office file; docgraph reads no passwords: save a copy without one to read it", ErrEncrypted)
 		}
 		return "", fmt.Errorf("%w: legacy binary Office file (.doc, .ppt, .xls); save it as .docx, .pptx or .odt", ErrUnsupported)
 	}
@@ -56,6 +56,10 @@ func zipFormat(data []byte, byName string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: broken zip archive: %w", ErrMalformed, err)
 	}
+	return zipReaderFormat(zr, byName)
+}
+
+func zipReaderFormat(zr *zip.Reader, byName string) (string, error) {
 	names := map[string]*zip.File{}
 	for _, f := range zr.File {
 		names[f.Name] = f
@@ -65,7 +69,9 @@ func zipFormat(data []byte, byName string) (string, error) {
 			b, _ := io.ReadAll(io.LimitReader(rc, 256))
 			rc.Close()
 			switch strings.TrimSpace(string(b)) {
-			case "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.text-template":
+			case "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.text-template",
+				// What LibreOffice writes for an .odt made from an HTML page.
+				"application/vnd.oasis.opendocument.text-web":
 				return "odt", nil
 			case "application/vnd.oasis.opendocument.presentation", "application/vnd.oasis.opendocument.presentation-template":
 				return "odp", nil
@@ -203,6 +209,12 @@ type xmlRules struct {
 	item    map[string]bool // list item: "- " in front
 	aside   map[string]bool // notes and comments: moved to the end of the part
 	heading func(xml.StartElement) bool
+	// onStart, when set, sees every element outside skipped subtrees and
+	// returns text to write at that point (DOCX list labels).
+	onStart func(xml.StartElement) string
+	// onEnd, when set, sees the end of every element outside skipped
+	// subtrees and returns text to write there.
+	onEnd func(local string) string
 }
 
 // xmlWalk renders a part's XML as text by rules into out, returning the
@@ -272,9 +284,15 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 					}
 				}
 				out.WriteString(strings.Repeat(" ", max(1, min(c, 64))))
-			case r.item[n]:
-				out.WriteString("- ")
 			}
+			label := ""
+			if r.onStart != nil {
+				label = r.onStart(t)
+			}
+			if r.item[n] && label == "" {
+				label = "- "
+			}
+			out.WriteString(label)
 			if r.heading != nil && r.heading(t) {
 				for i := len(stack) - 1; i >= 0; i-- {
 					if stack[i].block {
@@ -292,6 +310,9 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 			if skipDepth > 0 {
 				skipDepth--
 				continue
+			}
+			if r.onEnd != nil {
+				out.WriteString(r.onEnd(o.name))
 			}
 			if r.text[o.name] {
 				textDepth--

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,6 +81,40 @@ opens at <b>six</b>.</p><ul><li>Boats</li><li>Nets</li></ul>
 			not:  []string{"MERGEFORMAT", "deleted words"},
 		},
 		{
+			name: "docx lists, headers and footers", file: "manual.docx", format: "docx", title: "Pump Manual",
+			data: func(t *testing.T) []byte {
+				item := func(num, lvl int, text string) string {
+					return fmt.Sprintf(`<w:p><w:pPr><w:numPr><w:ilvl w:val="%d"/><w:numId w:val="%d"/></w:numPr><w:tabs><w:tab w:val="left" w:pos="0"/></w:tabs></w:pPr><w:r><w:t>%s</w:t></w:r></w:p>`, lvl, num, text)
+				}
+				lvl := func(i int, start, format, text string) string {
+					return fmt.Sprintf(`<w:lvl w:ilvl="%d"><w:start w:val="%s"/><w:numFmt w:val="%s"/><w:lvlText w:val="%s"/></w:lvl>`, i, start, format, text)
+				}
+				numbering := `<w:numbering ` + wns + `><w:abstractNum w:abstractNumId="0">` +
+					lvl(0, "1", "decimal", "%1.") + lvl(1, "1", "lowerLetter", "%2)") + lvl(2, "1", "lowerRoman", "%1.%2.%3.") +
+					`</w:abstractNum><w:abstractNum w:abstractNumId="1">` + lvl(0, "1", "bullet", "\uf0b7") + lvl(1, "1", "upperRoman", "%2") +
+					`</w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num>` +
+					`<w:num w:numId="3"><w:abstractNumId w:val="0"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="7"/></w:lvlOverride></w:num><w:num w:numId="4"><w:abstractNumId w:val="0"/></w:num></w:numbering>`
+				styles := `<w:styles ` + wns + `><w:style w:type="paragraph" w:styleId="ListNumber"><w:pPr><w:numPr><w:numId w:val="4"/></w:numPr></w:pPr></w:style></w:styles>`
+				body := item(1, 0, "Close the valve.") + item(1, 1, "Check the gasket.") + item(1, 2, "Grease it.") + item(1, 2, "Wipe it.") +
+					item(1, 1, "Tighten the bolts.") + item(1, 0, "Open the vent.") + item(2, 0, "Seal kit") + item(2, 1, "Fourth") +
+					item(3, 0, "Seventh step") + item(0, 0, "Not numbered") +
+					wpara("ListNumber", "Styled one") + wpara("ListNumber", "Styled two") +
+					`<w:p><w:pPr><w:pStyle w:val="ListNumber"/><w:numPr><w:ilvl w:val="0"/><w:numId w:val="0"/></w:numPr></w:pPr><w:r><w:t>Style numbering off</w:t></w:r></w:p>` +
+					`<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr><w:pPrChange><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>Revised item.</w:t></w:r></w:p>`
+				header := `<w:hdr ` + wns + `>` + wpara("Header", "Quayside handbook") + `</w:hdr>`
+				return docxOf(t, "Pump Manual", body,
+					part{"word/numbering.xml", numbering},
+					part{"word/styles.xml", styles},
+					part{"word/header1.xml", header},
+					part{"word/header2.xml", header}, // first-page header with the same text: once
+					part{"word/header10.xml", `<w:hdr ` + wns + `>` + wpara("", "Even pages") + `</w:hdr>`},
+					part{"word/footer1.xml", `<w:ftr ` + wns + `>` + wpara("Footer", "Revision 17") + `</w:ftr>`},
+					part{"word/endnotes.xml", `<w:endnotes ` + wns + `><w:endnote>` + wpara("", "An endnote.") + `</w:endnote></w:endnotes>`})
+			},
+			want: []string{"1. Close the valve.\na) Check the gasket.\n1.a.i. Grease it.\n1.a.ii. Wipe it.\nb) Tighten the bolts.\n2. Open the vent.\n• Seal kit\nI Fourth\n7. Seventh step\nNot numbered\n1. Styled one\n2. Styled two\nStyle numbering off\n3. Revised item.\n\nQuayside handbook\n\nEven pages\n\nRevision 17\n\nAn endnote."},
+			not:  []string{"\t", "Quayside handbook\n\nQuayside"},
+		},
+		{
 			name: "docx without metadata title", file: "notes.docx", format: "docx", title: "Fishing Rights",
 			data: func(t *testing.T) []byte {
 				return docxOf(t, "", wpara("TOCHeading", "Table of Contents")+wpara("Heading1", "Introduction")+wpara("Heading1", "Fishing Rights")+wpara("", "Text."))
@@ -98,6 +133,32 @@ opens at <b>six</b>.</p><ul><li>Boats</li><li>Nets</li></ul>
 			},
 			want: []string{"Dear  council, hello.", "- Item one", "R1\tR2", "See minutes."},
 			not:  []string{"hidden"},
+		},
+		{
+			name: "odt numbered lists and page headers", file: "steps.odt", format: "odt", title: "Steps",
+			data: func(t *testing.T) []byte {
+				item := func(text string, start string) string {
+					if start != "" {
+						start = ` text:start-value="` + start + `"`
+					}
+					return `<text:list-item` + start + `><text:p>` + text + `</text:p></text:list-item>`
+				}
+				content := `<?xml version="1.0" encoding="UTF-8"?><office:document-content ` + odfNS + ` xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:automatic-styles>` +
+					`<text:list-style style:name="L1"><text:list-level-style-number text:level="1" style:num-format="1" style:num-suffix="."/><text:list-level-style-number text:level="2" style:num-format="a" style:num-suffix=")"/><text:list-level-style-number text:level="3" style:num-format="I" text:display-levels="3"/></text:list-style>` +
+					`</office:automatic-styles><office:body><office:text><text:h text:outline-level="1">Steps</text:h>` +
+					`<text:list text:style-name="L1"><text:list-item><text:p>One</text:p><text:list>` + item("Sub a", "") + `<text:list-item><text:p>Sub b</text:p><text:list>` + item("Deep", "") + `</text:list></text:list-item></text:list></text:list-item>` + item("Two", "") + `</text:list>` +
+					`<text:p>Between.</text:p>` +
+					`<text:list text:style-name="L1" text:continue-numbering="true">` + item("Three", "") + `</text:list>` +
+					`<text:list text:style-name="L1">` + item("Restart", "") + item("Jump", "7") + `</text:list>` +
+					`<text:list text:style-name="LB">` + item("Bullet", "") + `</text:list>` +
+					`</office:text></office:body></office:document-content>`
+				styles := `<office:document-styles ` + odfNS + ` xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"><office:styles><text:list-style style:name="LB"><text:list-level-style-bullet text:level="1" text:bullet-char="•"/></text:list-style></office:styles>` +
+					`<office:master-styles><style:master-page style:name="Standard"><style:header><text:p>Harbour office</text:p></style:header><style:footer><text:p>Page <text:page-number>1</text:page-number></text:p></style:footer></style:master-page>` +
+					`<style:master-page style:name="Landscape"><style:header><text:p>Harbour office</text:p></style:header></style:master-page></office:master-styles></office:document-styles>`
+				return zipOf(t, part{"mimetype", "application/vnd.oasis.opendocument.text"}, part{"content.xml", content}, part{"styles.xml", styles})
+			},
+			want: []string{"Steps\n1. One\na) Sub a\nb) Sub b\n1.b.I Deep\n2. Two\nBetween.\n3. Three\n1. Restart\n7. Jump\n- Bullet\n\nHarbour office\nPage 1"},
+			not:  []string{"Harbour office\nHarbour office"},
 		},
 		{
 			name: "odp slides and notes", file: "talk.odp", format: "odp", title: "Coral Reefs",

@@ -161,6 +161,14 @@ func TestMarkdownTitle(t *testing.T) {
 		"~~~\n# in fence\n~~~\n# B\n": "B",
 		"---\nno: end\n# Heading\n":   "Heading",
 		"":                            "",
+		// READMEs: a banner in HTML, and sections that name no document.
+		"<p align=\"center\">\n  <img src=\"logo.png\">\n</p>\n<h1 align=\"center\"> Yargs </h1>\n\n## Description\n": "Yargs",
+		"<h1 align=\"center\">\n\t<br>\n\t<img width=\"320\" src=\"logo.svg\" alt=\"Chalk\">\n</h1>\n## Info\n":       "Chalk",
+		"<h3>Platinum sponsors</h3>\n## Table of contents\n## Features\n## Browser support\n":                         "",
+		"## Table of contents\n## Installation\n# express\n":                                                          "express",
+		"## Meeting notes\n## Second topic\n":                                                                         "Meeting notes",
+		"Tom &amp; Jerry\n====\n":                                                                                     "Tom &amp; Jerry",
+		"<h1>Tom &amp; Jerry</h1>\n":                                                                                  "Tom & Jerry",
 	} {
 		if got := markdownTitle(text); got != want {
 			t.Errorf("markdownTitle(%q) = %q, want %q", text, got, want)

@@ -84,7 +84,7 @@ var (
 // Version names the loader's way of reading files. A file that failed to
 // load for a reason in its own bytes is not read again while it and the
 // loader stay the same; change Version when the loader reads more files.
-const Version = "2026-11-27"
+const Version = "2026-11-27.2"
 
 // InContent reports whether err is a load failure caused by the file's
 // bytes alone (empty, binary, invalid UTF-8, malformed or encrypted PDF):
@@ -228,7 +228,9 @@ func (l *Loader) load(ctx context.Context, path string) (*Document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !Supported(path) {
+	if !Supported(path) && sniffFile(path) == "" {
+		// The name says nothing Load knows, and neither do the first bytes
+		// (see Readable); the content then decides in parse.
 		if ext := filepath.Ext(path); ext != "" {
 			return nil, fmt.Errorf("%w: extension %q", ErrUnsupported, ext)
 		}
@@ -309,7 +311,7 @@ func (l *Loader) parse(ctx context.Context, name string, data []byte, depth int)
 	case "rst":
 		p, err = l.rst(data)
 	case "tex":
-		p, err = l.latex(data)
+		p, err = l.latex(name, data)
 	default:
 		var text string
 		var warnings []Warning

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -28,6 +29,9 @@ var wordRules = &xmlRules{
 	tab:   set("tab", "ptab"),
 	brk:   set("br", "cr"),
 	cell:  set("tc"),
+	// A revision's record of the paragraph's former properties would
+	// number the paragraph twice; w:tabs holds tab stops, not tabs.
+	skip: set("pPrChange", "tabs"),
 	heading: func(se xml.StartElement) bool {
 		if se.Name.Local != "pStyle" {
 			return false
@@ -46,19 +50,54 @@ func attr(se xml.StartElement, local string) string {
 	return ""
 }
 
-// docx reads the body, then footnotes, endnotes and comments, each part
-// after the one before; the title comes from docProps/core.xml.
+// docx reads the body, then the page headers and footers, then
+// footnotes, endnotes and comments, each part after the one before; the
+// title comes from docProps/core.xml. List paragraphs get the labels
+// numbering.xml defines ("1.", "a)", "•").
+//
+// Each header and footer part is read once, however many pages it is
+// printed on: its words (a document's name, version or owner) should be
+// findable, but repeating them per page would weigh them by page count in
+// chunks and the graph, and a DOCX has no pages to count anyway. Parts
+// with the same text (a first-page header like the default one) are read
+// once too.
 func (l *Loader) docx(ctx context.Context, data []byte) (*parsed, error) {
 	a, err := l.openArchive(data)
 	if err != nil {
 		return nil, err
 	}
 	if a.has("EncryptedPackage") {
-		return nil, fmt.Errorf("%w: password-protected Office file", ErrEncrypted)
+		return nil, fmt.Errorf("%w: password-protected Office file; docgraph reads no passwords: save a copy without one to read it", ErrEncrypted)
 	}
+	rules := *wordRules
+	nb, err := a.optional("word/numbering.xml")
+	if err != nil {
+		return nil, err
+	}
+	if nb != nil {
+		num, err := parseNumbering(nb)
+		if err != nil {
+			return nil, err
+		}
+		sb, err := a.optional("word/styles.xml")
+		if err != nil {
+			return nil, err
+		}
+		if sb != nil {
+			if err := num.readStyles(sb); err != nil {
+				return nil, err
+			}
+		}
+		rules.onStart, rules.onEnd = num.onStart, num.onEnd
+	}
+	parts := []string{"word/document.xml"}
+	parts = append(parts, numbered(a, "word/header")...)
+	parts = append(parts, numbered(a, "word/footer")...)
+	parts = append(parts, "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml")
 	p := &parsed{format: "docx"}
 	var out bytes.Buffer
-	for i, part := range []string{"word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml"} {
+	seen := map[string]bool{}
+	for i, part := range parts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -74,18 +113,46 @@ func (l *Loader) docx(ctx context.Context, data []byte) (*parsed, error) {
 		if b == nil {
 			continue
 		}
-		out.WriteString("\n")
-		h, err := xmlWalk(part, b, wordRules, &out)
+		var one bytes.Buffer
+		h, err := xmlWalk(part, b, &rules, &one)
 		if err != nil {
 			return nil, err
 		}
-		p.headings = append(p.headings, h...)
+		text := tidy(one.String())
+		if i > 0 && (text == "" || seen[text]) {
+			continue
+		}
+		seen[text] = true
+		out.WriteString("\n\n")
+		out.WriteString(text)
+		if i == 0 {
+			p.headings = append(p.headings, h...)
+		}
 	}
 	p.text = tidy(out.String())
 	if p.title, err = coreTitle(a); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// numbered lists the members prefix1.xml, prefix2.xml, ... in number order.
+func numbered(a *archive, prefix string) []string {
+	var names []string
+	for name := range a.files {
+		if n, ok := strings.CutPrefix(name, prefix); ok && strings.HasSuffix(n, ".xml") {
+			if _, err := strconv.Atoi(strings.TrimSuffix(n, ".xml")); err == nil {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if len(names[i]) != len(names[j]) {
+			return len(names[i]) < len(names[j])
+		}
+		return names[i] < names[j]
+	})
+	return names
 }
 
 func coreTitle(a *archive) (string, error) {
@@ -120,7 +187,7 @@ func (l *Loader) pptx(ctx context.Context, data []byte) (*parsed, error) {
 		return nil, err
 	}
 	if a.has("EncryptedPackage") {
-		return nil, fmt.Errorf("%w: password-protected Office file", ErrEncrypted)
+		return nil, fmt.Errorf("%w: password-protected Office file; docgraph reads no passwords: save a copy without one to read it", ErrEncrypted)
 	}
 	pres, err := a.read("ppt/presentation.xml")
 	if err != nil {

@@ -51,8 +51,14 @@ func extractPDF(ctx context.Context, data []byte) (text, title string, warnings 
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		msg := oneLine(libMessage(err), maxCauseLen)
-		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(err.Error(), "encrypt") || bytes.Contains(data, []byte("/Encrypt")) {
-			return "", "", nil, fmt.Errorf("%w: %s", ErrEncryptedPDF, msg)
+		if errors.Is(err, pdf.ErrInvalidPassword) {
+			// The empty user password was tried and refused.
+			return "", "", nil, fmt.Errorf("%w: password-protected; docgraph reads no passwords: save a copy without one (qpdf --decrypt --password=...) to read it", ErrEncryptedPDF)
+		}
+		if strings.Contains(err.Error(), "encrypt") || bytes.Contains(data, []byte("/Encrypt")) {
+			// AES-256 (PDF 2.0 and qpdf's default) is beyond the PDF
+			// library, so whether a password is needed cannot be told.
+			return "", "", nil, fmt.Errorf("%w: encrypted in a way docgraph cannot decrypt (%s), perhaps password-protected; save a decrypted copy (qpdf --decrypt) to read it", ErrEncryptedPDF, msg)
 		}
 		return "", "", nil, fmt.Errorf("%w: %s", ErrMalformedPDF, msg)
 	}

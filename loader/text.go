@@ -3,6 +3,8 @@ package loader
 import (
 	"bytes"
 	"fmt"
+	"html"
+	"regexp"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -120,9 +122,14 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// markdownTitle returns the text of the first heading (ATX "# Title" or
-// setext "Title\n====="), skipping YAML front matter and fenced code, whose
-// '#' lines are comments, not headings. Front matter's title: is the fallback.
+// markdownTitle returns a Markdown file's title: its first level-1 heading
+// (ATX "# Title", setext "Title\n=====", or an HTML <h1> as READMEs write
+// their banner, whose image's alt text counts when it has no text) that is
+// not generic, else its first heading when that is not generic, else front
+// matter's title:. YAML front matter and fenced code, whose '#' lines are
+// comments, are skipped. A README's "## Installation" or "## Features" is a
+// section, not the document's name, so a later level-2 heading is no title
+// (the file name, "axios README", is better).
 func markdownTitle(text string) string {
 	lines := strings.Split(text, "\n")
 	frontTitle := ""
@@ -142,9 +149,27 @@ func markdownTitle(text string) string {
 			frontTitle = ""
 		}
 	}
+	first, seen := "", false
+	// heading weighs one heading; done when it is the title.
+	heading := func(t string, level int) bool {
+		if t == "" {
+			return false
+		}
+		if level == 1 && !GenericTitle(t) {
+			return true
+		}
+		if !seen {
+			seen = true
+			if !GenericTitle(t) {
+				first = t
+			}
+		}
+		return false
+	}
 	var fence string
 	var para []string
-	for _, line := range lines[start:] {
+	for i := start; i < len(lines); i++ {
+		line := lines[i]
 		trimmed := strings.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
 		if fence != "" {
@@ -159,16 +184,38 @@ func markdownTitle(text string) string {
 			continue
 		}
 		if indent < 4 {
-			if t, ok := atxHeading(trimmed); ok {
-				if t = markdownInline(t); t != "" && !GenericTitle(t) {
+			if t, level, ok := atxHeading(trimmed); ok {
+				if t = markdownInline(t); heading(t, level) {
 					return t
 				}
 				para = nil
 				continue
 			}
 			if len(para) > 0 && isSetextUnderline(trimmed) {
-				if t := markdownInline(strings.Join(para, " ")); t != "" && !GenericTitle(t) {
+				level := 1
+				if strings.HasPrefix(trimmed, "-") {
+					level = 2
+				}
+				if t := markdownInline(strings.Join(para, " ")); heading(t, level) {
 					return t
+				}
+				para = nil
+				continue
+			}
+			// (In an HTML block a heading may follow other tags directly.)
+			if (len(para) == 0 || strings.HasPrefix(para[0], "<")) && len(trimmed) > 3 && strings.EqualFold(trimmed[:3], "<h1") && (trimmed[3] == '>' || trimmed[3] == ' ') {
+				// An HTML heading, perhaps over several lines: up to </h1>
+				// or a blank line, as an HTML block ends.
+				block := trimmed
+				for j := i + 1; j < len(lines) && j < i+20 && !strings.Contains(strings.ToLower(block), "</h1>"); j++ {
+					if strings.TrimSpace(lines[j]) == "" {
+						break
+					}
+					block += "\n" + lines[j]
+					i = j
+				}
+				if heading(htmlHeadingText(block), 1) {
+					return htmlHeadingText(block)
 				}
 				para = nil
 				continue
@@ -180,24 +227,45 @@ func markdownTitle(text string) string {
 		}
 		para = append(para, strings.TrimSpace(line))
 	}
+	if first != "" {
+		return first
+	}
 	return frontTitle
 }
 
-// atxHeading parses "## Heading ##" (already left-trimmed).
-func atxHeading(s string) (string, bool) {
+var mdImgAlt = regexp.MustCompile(`(?i)<img\b[^>]*\balt\s*=\s*["']([^"']*)["']`)
+
+// htmlHeadingText is the text of an HTML heading block, else its image's
+// alt text (a logo standing for the name).
+func htmlHeadingText(block string) string {
+	lower := strings.ToLower(block)
+	if i := strings.Index(lower, "</h1>"); i >= 0 {
+		block = block[:i]
+	}
+	if t := titleLine(html.UnescapeString(markdownInline(mdTag.ReplaceAllString(block, " ")))); t != "" {
+		return t
+	}
+	if m := mdImgAlt.FindStringSubmatch(block); m != nil {
+		return titleLine(html.UnescapeString(m[1]))
+	}
+	return ""
+}
+
+// atxHeading parses "## Heading ##" (already left-trimmed) and its level.
+func atxHeading(s string) (string, int, bool) {
 	n := 0
 	for n < len(s) && s[n] == '#' {
 		n++
 	}
 	if n == 0 || n > 6 || (n < len(s) && s[n] != ' ' && s[n] != '\t') {
-		return "", false
+		return "", 0, false
 	}
 	t := strings.TrimSpace(s[n:])
 	// A closing run of '#' is decoration only when a space precedes it.
 	if stripped := strings.TrimRight(t, "#"); stripped != t && (stripped == "" || strings.HasSuffix(stripped, " ") || strings.HasSuffix(stripped, "\t")) {
 		t = strings.TrimSpace(stripped)
 	}
-	return t, true
+	return t, n, true
 }
 
 func isSetextUnderline(s string) bool {

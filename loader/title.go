@@ -22,6 +22,9 @@ func init() {
 		"chapter 1", "chapter one", "welcome", "main page",
 		"changelog", "change log", "license", "table of content", "slide 1", "agenda",
 		"news", "changes", "usage", "authors", "copying", "todo", "history", "what's new",
+		// sections of READMEs that never name one
+		"features", "installation", "install", "installing", "description", "info", "highlights",
+		"requirements", "prerequisites", "contributing", "sponsors",
 		// German
 		"inhalt", "inhaltsverzeichnis", "einleitung", "einführung", "übersicht", "überblick",
 		"vorwort", "zusammenfassung", "inhaltsübersicht", "kapitel 1", "unbenannt",

@@ -32,6 +32,9 @@ const (
 	// WarnUTF16: a text file decoded from UTF-16 (by its byte order mark).
 	// Count is 1.
 	WarnUTF16 WarningKind = "utf16"
+	// WarnInputSkipped: a LaTeX \input or \include left out (missing, outside
+	// the file's folder, including itself, nested too deep).
+	WarnInputSkipped WarningKind = "input-skipped"
 )
 
 // Warning is one kind of problem met while loading a document, counted.

@@ -133,7 +133,7 @@ func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string
 			continue // done, or another live run is at work on it
 		}
 		info, statErr := os.Stat(d.Path)
-		exists := statErr == nil && info.Mode().IsRegular() && loader.Supported(d.Path)
+		exists := statErr == nil && info.Mode().IsRegular() && loader.Readable(d.Path)
 		superseded := false
 		if exists && d.Chunks == 0 {
 			cur, err := p.Store.DocumentByPath(ctx, d.Path)

@@ -924,8 +924,10 @@ func countOutcome(rs []FileResult, o Outcome) int {
 // extension, a link to a folder), as Failed when it should have been one
 // and cannot be (a folder that cannot be read or lies deeper than the
 // system's path limit, a named pipe, device or socket, a broken link, a
-// named argument that is missing or unsupported). Nothing is opened, so a
-// named pipe cannot block the walk. The error is for the run as a whole.
+// named argument that is missing or unsupported). A regular file whose
+// name says nothing docgraph knows is judged by its first 4 KiB (see
+// loader.Readable); nothing else is opened, so a named pipe cannot block
+// the walk. The error is for the run as a whole.
 func Walk(paths []string) ([]string, []FileResult, error) {
 	seen := map[string]bool{}
 	var files []string
@@ -948,8 +950,8 @@ func Walk(paths []string) ([]string, []FileResult, error) {
 			fail(abs, fmt.Sprintf("%s: %v", p, errors.Unwrap(err)))
 		case info.IsDir():
 			walkFolder(abs, add, &passed)
-		case !loader.Supported(abs):
-			fail(abs, fmt.Sprintf("%s: unsupported file type (want one of %s)", p, strings.Join(loader.Extensions(), " ")))
+		case !loader.Supported(abs) && !(info.Mode().IsRegular() && loader.Readable(abs)):
+			fail(abs, fmt.Sprintf("%s: unsupported file type (want one of %s, or a file whose content is one)", p, strings.Join(loader.Extensions(), " ")))
 		case !info.Mode().IsRegular():
 			fail(abs, fmt.Sprintf("%s: not a regular file (%s)", p, fileKind(info.Mode())))
 		default:
@@ -985,7 +987,7 @@ func walkFolder(root string, add func(string), passed *[]FileResult) {
 		switch {
 		case mode.IsDir():
 			return true
-		case !loader.Supported(p):
+		case !loader.Supported(p) && !(mode.IsRegular() && loader.Readable(p)):
 			record(p, Unsupported, unsupportedReason(p))
 		case !mode.IsRegular():
 			record(p, Failed, fmt.Sprintf("%s: not a regular file (%s)", p, fileKind(mode)))

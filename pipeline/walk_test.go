@@ -73,6 +73,8 @@ func TestWalkPassesOverOddPaths(t *testing.T) {
 	inner := put("sub/b.txt", "b")
 	put("LICENSE", "no extension")
 	put("main.go", "package main")
+	page := put("page", "<!DOCTYPE html><html><body><p>An HTML page saved without an extension.</p></body></html>") // read by its content
+	put("photo.bin", "\xff\xd8\xff\xe0\x00\x10JFIF\x00")
 	outside := filepath.Join(t.TempDir(), "linked.md")
 	write(t, outside, "linked")
 	must(t, os.Symlink(outside, filepath.Join(root, "link.md")))                   // followed
@@ -93,7 +95,7 @@ func TestWalkPassesOverOddPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{good, deep, filepath.Join(root, "link.md"), inner}
+	want := []string{good, deep, filepath.Join(root, "link.md"), inner, page}
 	if strings.Join(files, "\n") != strings.Join(slices.Sorted(slices.Values(want)), "\n") {
 		t.Errorf("files:\n%s\nwant:\n%s", strings.Join(files, "\n"), strings.Join(slices.Sorted(slices.Values(want)), "\n"))
 	}
@@ -119,6 +121,7 @@ func TestWalkPassesOverOddPaths(t *testing.T) {
 		{tooDeep, pipeline.Failed, "file name too long"},
 		{filepath.Join(root, "LICENSE"), pipeline.Unsupported, "no file extension"},
 		{filepath.Join(root, "main.go"), pipeline.Unsupported, "unsupported file type .go"},
+		{filepath.Join(root, "photo.bin"), pipeline.Unsupported, "unsupported file type .bin"},
 		{filepath.Join(root, "subdir"), pipeline.Unsupported, "symbolic link to a folder"},
 	}
 	for _, tt := range tests {
@@ -139,7 +142,7 @@ func TestWalkPassesOverOddPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Added != 4 || sum.Failed != 5 || sum.Unsupported != 3 || len(sum.Failures) != 5 || len(sum.UnsupportedFiles) != 3 {
+	if sum.Added != 5 || sum.Failed != 5 || sum.Unsupported != 4 || len(sum.Failures) != 5 || len(sum.UnsupportedFiles) != 4 {
 		t.Errorf("summary: %d added, %d failed, %d unsupported; failures %+v", sum.Added, sum.Failed, sum.Unsupported, sum.Failures)
 	}
 }

@@ -213,7 +213,7 @@ func (w *watcher) addTree(dir string) ([]string, error) {
 			w.mu.Unlock()
 			return nil
 		}
-		if d.Type().IsRegular() && loader.Supported(p) && !w.ig.Skip(p, false) {
+		if d.Type().IsRegular() && loader.Readable(p) && !w.ig.Skip(p, false) {
 			files = append(files, p)
 		}
 		return nil
@@ -308,11 +308,14 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 			w.enqueue(f, w.cfg.debounce, false)
 		}
 	case err == nil:
-		if info.Mode().IsRegular() && !loader.Supported(name) && !w.ig.Skip(name, false) {
-			w.reportUnsupported(name)
+		if !info.Mode().IsRegular() || w.ig.Skip(name, false) {
 			return
 		}
-		if !info.Mode().IsRegular() || !loader.Supported(name) || w.ig.Skip(name, false) {
+		if !loader.Supported(name) {
+			// Its content decides (loader.Readable), once it has been
+			// written: judged in process, after the debounce, so a DOCX
+			// still being copied is not called unsupported.
+			w.enqueue(name, w.cfg.debounce, false)
 			return
 		}
 		w.markPending(ctx, name)
@@ -332,7 +335,11 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 			}
 		}
 		w.mu.Unlock()
-		if !wasDir && (!loader.Supported(name) || w.ig.Skip(name, false)) {
+		// A removed file with an unknown name may have been a document read
+		// by its content: DeletePath finds out from the store. A folder's
+		// removal is often reported twice (by it and by its parent); the
+		// second report must not turn the queued folder removal into a file's.
+		if !wasDir && (w.ig.Skip(name, false) || !loader.Supported(name) && w.queuedDir(name)) {
 			return
 		}
 		// Removals wait a little longer than changes, so that when a file is
@@ -371,6 +378,13 @@ func (w *watcher) markPending(ctx context.Context, path string) {
 	if err := w.p.MarkPending(ctx, path); err != nil && ctx.Err() == nil {
 		w.warn(err)
 	}
+}
+
+// queuedDir reports whether path waits in the queue as a removed folder.
+func (w *watcher) queuedDir(path string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queue[path].dir
 }
 
 func (w *watcher) enqueue(path string, after time.Duration, dir bool) {
@@ -462,6 +476,15 @@ func (w *watcher) process(ctx context.Context, batch map[string]pending) error {
 	var present, gone []string
 	for _, p := range paths {
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			if !loader.Supported(p) && !batch[p].dir {
+				if !loader.Readable(p) {
+					w.reportUnsupported(p)
+					// What it was read as before, if anything, goes.
+					gone = append(gone, p)
+					continue
+				}
+				w.markPending(ctx, p)
+			}
 			present = append(present, p)
 		} else if !fileExists(p) {
 			gone = append(gone, p)

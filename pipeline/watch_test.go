@@ -259,12 +259,27 @@ func TestWatchReportsUnsupportedOnce(t *testing.T) {
 	}
 	r.write("notes.html", "<html><body><p>Ada Lovelace wrote notes.</p></body></html>")
 	r.waitChange("notes.html", pipeline.Added)
+	// Names that say nothing: the content decides, once written.
+	r.write("page", "<!DOCTYPE html><html><body><p>Grace Hopper saved a page.</p></body></html>")
+	r.waitChange("page", pipeline.Added)
+	// Overwritten with what is no document: its document goes.
+	r.write("page", "\x00\x01 binary now")
+	r.waitChange("page", pipeline.Deleted)
+	for i := range 3 {
+		r.write("photo.bin", fmt.Sprintf("\xff\xd8\xff\xe0 not text %d", i))
+	}
+	if got := r.waitChange("photo.bin", pipeline.Unsupported); !strings.Contains(got.Error, "unsupported file type .bin") {
+		t.Errorf("reason = %q", got.Error)
+	}
 	r.write("budget.xlsx", "again")
+	r.write("photo.bin", "\xff\xd8 again")
 	r.write("sentinel.md", "Charles Babbage.\n")
 	r.waitChange("sentinel.md", pipeline.Added)
 	changes := r.finish()
-	if n := count(changes, r.path("budget.xlsx")); n != 1 {
-		t.Fatalf("an unsupported file should be reported once, got %d:%s", n, r.describe())
+	for _, f := range []string{"budget.xlsx", "photo.bin"} {
+		if n := count(changes, r.path(f)); n != 1 {
+			t.Fatalf("an unsupported file should be reported once, got %d for %s:%s", n, f, r.describe())
+		}
 	}
 }
 
