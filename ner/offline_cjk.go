@@ -67,7 +67,9 @@ func (x *offExtraction) cjkPrepare() {
 	if !x.query { // a question is too short for anything to recur
 		for term, f := range x.cjkRecurring() {
 			typ := cjkTypeOf(term)
-			if typ == "other" && f.person && cjkPersonName(term, x.japanese) {
+			// A name before 表示 or さん is a person's, unless it is as
+			// short as a country's (韩国表示).
+			if f.person && cjkPersonName(term, x.japanese) && (typ == "other" || typ == "location" && utf8.RuneCountInString(term) > 2) {
 				typ = "person"
 			}
 			addTerm(term, typ)
@@ -320,9 +322,17 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 			}
 			return c
 		}
+		// A verb of saying or an honorific of more than one character ends
+		// the name before it: no term runs into one ("王建国表" in 王建国表示).
+		cueAt := make([]bool, len(r.runes))
+		for p := range r.runes {
+			for _, cue := range cjkNameEnders {
+				cueAt[p] = cueAt[p] || len(r.runes)-p >= len(cue) && slices.Equal(r.runes[p:p+len(cue)], cue)
+			}
+		}
 		for i := range r.runes {
 			for n := 2; n <= cjkMaxTerm+1 && i+n <= len(r.runes); n++ {
-				if masked[i+n-1] || masked[i] {
+				if masked[i+n-1] || masked[i] || cueAt[i+n-1] {
 					break
 				}
 				if !r.boundary(i, i+n) || !r.kanaWhole(i, i+n) || !x.cjkTermShape(r.runes[i:i+n]) {
@@ -336,8 +346,14 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 				}
 				c.n++
 				c.left = c.left.see(neighbour(i-1, i))
-				c.right = c.right.see(neighbour(i+n, i+n-1))
-				c.person = c.person || cjkPersonCue(r, i+n, x.japanese)
+				// An honorific or a verb of saying after a name ends it.
+				cue := cjkPersonCue(r, i+n, x.japanese)
+				if cue {
+					c.right = c.right.see(cjkEdge)
+				} else {
+					c.right = c.right.see(neighbour(i+n, i+n-1))
+				}
+				c.person = c.person || cue
 			}
 		}
 	}
@@ -430,6 +446,8 @@ var (
 	jaPersonCues = runeStrings(`さん 氏 先生 教授 博士 くん ちゃん`)
 	zhPersonCues = runeStrings(`说 说道 表示 认为 指出 先生 女士 教授 博士`)
 )
+
+var cjkNameEnders = runeStrings(`表示 认为 指出 说道 强调 先生 女士 教授 博士`)
 
 func runeStrings(s string) [][]rune {
 	var out [][]rune
@@ -565,10 +583,19 @@ func cjkTypeOf(term string) string {
 	}
 	r, _ := utf8.DecodeLastRuneInString(term)
 	if cjkPlaceEnds[r] {
+		for _, w := range cjkNotPlaces {
+			if strings.HasSuffix(term, w) {
+				return "other"
+			}
+		}
 		return "location"
 	}
 	return "other"
 }
+
+// cjkNotPlaces are common words that end with a place's character
+// (缺省 with 省, 管道 with 道, 缓冲区 with 区) and the terms that end with them.
+var cjkNotPlaces = strings.Fields(`缺省 节省 管道 通道 频道 声道 轨道 渠道 知道 报道 冲区 分区 时区 网站 全国 各国 外国 軌道 報道`)
 
 var cjkOrgSuffixes = strings.Fields(`公司 集团 大学 学院 学校 中学 小学 协会 学会 委员会 银行 医院 研究所 研究院 政府 法院
 	俱乐部 球队 乐队 出版社 报社 电视台 电台 基金会 联盟 组织 党 会社 株式会社 大学校 협회 대학교 회사 은행
@@ -666,11 +693,54 @@ func (x *offExtraction) cjkLatin(s0, s1 int, free func(a, b int) bool, add func(
 		nextToCJK := k > s0 && x.toks[k-1].kind == offCJK || j < s1 && x.toks[j].kind == offCJK
 		lone := j == k+1 && !x.toks[k].has(offCap) && (offStopWords[x.lower(k)] || offConnectors[x.lower(k)])
 		if nextToCJK && end-start >= 2 && !lone && free(start, end) {
-			add(start, end, k, j, "other")
+			add(start, end, k, j, x.cjkLatinType(k, j, s0, s1))
 		}
 		k = j - 1
 	}
 }
+
+// cjkLatinType types a Latin name in CJK text, tokens [k, j) of the
+// sentence [s0, s1), from the CJK words around it: a program where a word
+// for one follows ("tar コマンド", "ftp 命令") or a manual section does
+// ("bzip2(1)"), a person where two to four capitalised words stand in a
+// sentence about authorship ("作者 David MacKenzie", "由 Jim Meyering 编写").
+func (x *offExtraction) cjkLatinType(k, j, s0, s1 int) string {
+	if j == k+1 && x.toks[k].has(offLower) {
+		if j+2 < s1 && x.isPunct(j, '(') && x.toks[j].start == x.toks[k].end && x.toks[j+1].kind == offNum && x.isPunct(j+2, ')') {
+			return "technology"
+		}
+		if j < s1 && x.toks[j].kind == offCJK {
+			w := x.word(j)
+			for _, cue := range cjkProgramCues {
+				if strings.HasPrefix(w, cue) {
+					return "technology"
+				}
+			}
+		}
+		return "other"
+	}
+	if j-k < 2 || j-k > 4 {
+		return "other"
+	}
+	for i := k; i < j; i++ {
+		if !x.toks[i].has(offCap) || x.toks[i].has(offAllCaps) {
+			return "other"
+		}
+	}
+	sentence := x.text[x.toks[s0].start:x.toks[s1-1].end]
+	for _, cue := range cjkAuthorCues {
+		if strings.Contains(sentence, cue) {
+			return "person"
+		}
+	}
+	return "other"
+}
+
+// cjkProgramCues name a program or command right after its name.
+var cjkProgramCues = strings.Fields(`コマンド プログラム ユーティリティ 命令 程序 指令 工具 实用程序`)
+
+// cjkAuthorCues make a sentence one about who wrote or translated something.
+var cjkAuthorCues = strings.Fields(`作者 著者 作成者 翻訳者 開発者 書いた 编写 编著 写成 译者 翻译者 开发者 维护者 撰写`)
 
 // tokenAt returns the index of the token holding byte b.
 func (x *offExtraction) tokenAt(b int) int {

@@ -133,3 +133,52 @@ func TestOfflineCJKMentions(t *testing.T) {
 		}
 	}
 }
+
+func TestOfflineCJKTypes(t *testing.T) {
+	o := NewOffline()
+	for _, c := range []struct {
+		name, text string
+		want       map[string]string // name -> type
+	}{
+		{
+			name: "Japanese honorifics, companies and prefectures",
+			text: "田中先生は株式会社ソニーに勤めた。田中先生と株式会社ソニーは神奈川県にある。神奈川県の鈴木さんは話した。鈴木さんも来た。",
+			want: map[string]string{"田中": "person", "株式会社ソニー": "organization", "神奈川県": "location", "鈴木": "person"},
+		},
+		{
+			name: "Chinese speakers, organisations and places",
+			text: "王建国表示，清华大学将在海淀区建楼。王建国表示支持。清华大学和海淀区都同意。",
+			want: map[string]string{"王建国": "person", "清华大学": "organization", "海淀区": "location"},
+		},
+		{
+			name: "technical words that end like places",
+			text: "缓冲区的内容写入管道。缓冲区满时管道阻塞。缺省值是缺省。",
+			want: map[string]string{"缓冲区": "other", "管道": "other"},
+		},
+		{
+			name: "programs and authors in a manual",
+			text: "tar コマンドはアーカイブを作る。詳しくは bzip2(1) を見よ。作者 David MacKenzie および Jim Meyering。",
+			want: map[string]string{"tar": "technology", "bzip2": "technology", "David MacKenzie": "person", "Jim Meyering": "person"},
+		},
+		{
+			name: "Chinese authors",
+			text: "由 David MacKenzie 和 Jim Meyering 编写。使用 ftp 命令连接。",
+			want: map[string]string{"David MacKenzie": "person", "Jim Meyering": "person", "ftp": "technology"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := o.Extract(context.Background(), Chunk{ID: "c", Text: c.text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := entityNames(x.Entities)
+			for name, typ := range c.want {
+				if e, ok := got[name]; !ok {
+					t.Errorf("missing %q; got %v", name, keys(got))
+				} else if e.Type != typ {
+					t.Errorf("%q typed %q, want %q", name, e.Type, typ)
+				}
+			}
+		})
+	}
+}
