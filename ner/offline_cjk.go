@@ -311,13 +311,20 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 				return cjkEdge
 			}
 			c := r.runes[k]
-			// A character no term opens with but some end with closes the
-			// word before (加入 before 河南建业), and one no term ends with
-			// but some open with opens the word after (中, 时); 如 in
-			// 如果 does neither.
-			closes := k < e && cjkStartStop[c] && !cjkEndStop[c] || k > e && cjkEndStop[c] && !cjkStartStop[c]
-			if hiragana(c) || !x.japanese && (zhParticles[c] || closes) || alnum(c) != alnum(r.runes[e]) ||
-				x.japanese && katakana(c) != katakana(r.runes[e]) {
+			if hiragana(c) || alnum(c) != alnum(r.runes[e]) || x.japanese && katakana(c) != katakana(r.runes[e]) {
+				return cjkEdge
+			}
+			if x.japanese {
+				return c
+			}
+			// A function character is a word of its own (这, 至, 最), unless
+			// it makes a function word with the string's edge: 如 before
+			// 果不指定 is in 如果.
+			pair := [2]rune{c, r.runes[e]}
+			if k > e {
+				pair = [2]rune{r.runes[e], c}
+			}
+			if (cjkStartStop[c] || cjkEndStop[c] || zhParticles[c]) && !zhFunctionPairs[pair] {
 				return cjkEdge
 			}
 			return c
@@ -420,6 +427,27 @@ func (s cjkSide) edge() bool { return s == cjkEdge }
 // zhParticles are Chinese function characters that stand as words of
 // their own between terms: beside one, a string has a word edge.
 var zhParticles = runeSet(`的了着是在和与及或并且也都就而被把将从向对给为于以由`)
+
+// zhFunctionPairs are the pairs of characters inside Chinese function
+// and common words (如果, 所有, 以上): a string that starts or ends
+// inside one is a fragment.
+var zhFunctionPairs = func() map[[2]rune]bool {
+	m := map[[2]rune]bool{}
+	add := func(w []rune) {
+		for i := 1; i < len(w); i++ {
+			m[[2]rune{w[i-1], w[i]}] = true
+		}
+	}
+	for _, ws := range zhStops {
+		for _, w := range ws {
+			add(w)
+		}
+	}
+	for w := range zhCommon {
+		add([]rune(w))
+	}
+	return m
+}()
 
 // zhPostpositions close a phrase ("在环境中", "使用时"): a string
 // that opens with one is a word only when its tail recurs no more often.

@@ -54,6 +54,15 @@ func TestOfflineCJKSpans(t *testing.T) {
 				"指定", "設定", "変更"},
 		},
 		{
+			// From rendered Chinese man pages: the fragments cut across
+			// words, and words after a function character.
+			name: "Chinese word edges", title: "du",
+			text: "--help 显示帮助信息并退出。--version 显示版本信息并退出。如果不指定文件，读取标准输入。如果不指定目录，使用当前目录。" +
+				"打开一个命令。执行一个命令。郑成功撤退至台湾继续抗清，部众随郑成功迁至台湾。",
+			want:  map[string]string{"郑成功": "", "台湾": "location"},
+			avoid: []string{"信息并退出", "果不指定", "不指定", "一个命令", "个命令"},
+		},
+		{
 			name: "Korean", title: "서울",
 			text: "서울은 대한민국의 수도이다. 한강이 서울을 가로지르며, 한강은 서해로 흐른다.",
 			want: map[string]string{"서울": "document", "한강": ""},
