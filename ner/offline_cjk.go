@@ -284,9 +284,9 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 	for _, r := range runs {
 		total += len(r.runes)
 	}
-	counts := make([]map[string]*cjkCount, cjkMaxTerm+2)
+	counts := make([]map[string]cjkCount, cjkMaxTerm+2)
 	for n := range counts {
-		counts[n] = make(map[string]*cjkCount, total)
+		counts[n] = make(map[string]cjkCount, total)
 	}
 	for _, r := range runs {
 		masked := make([]bool, len(r.runes))
@@ -347,10 +347,6 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 				}
 				g := r.str(i, i+n)
 				c := counts[n][g]
-				if c == nil {
-					c = &cjkCount{}
-					counts[n][g] = c
-				}
 				c.n++
 				c.left = c.left.see(neighbour(i-1, i))
 				// An honorific or a verb of saying after a name ends it.
@@ -361,13 +357,14 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 					c.right = c.right.see(neighbour(i+n, i+n-1))
 				}
 				c.person = c.person || cue
+				counts[n][g] = c
 			}
 		}
 	}
 	// A string is kept unless a one-character-longer string holding it recurs as often.
 	out := map[string]cjkFound{}
 	for n := 2; n <= cjkMaxTerm; n++ {
-		covered := map[string]int{}
+		covered := map[string]int32{}
 		for h, c := range counts[n+1] {
 			if c.n < 2 {
 				continue
@@ -386,7 +383,7 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 				// "中执行", "时使用": a postposition before a word that
 				// also recurs without it.
 				if r, w := utf8.DecodeRuneInString(g); zhPostpositions[r] {
-					if t := counts[n-1][g[w:]]; t != nil && t.n > c.n {
+					if counts[n-1][g[w:]].n > c.n {
 						continue
 					}
 				}
@@ -399,7 +396,7 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 
 // cjkCount is what the chunk shows of a candidate term.
 type cjkCount struct {
-	n           int
+	n           int32 // small: the maps hold one for every substring
 	left, right cjkSide
 	person      bool // seen before an honorific or a verb of saying (cjkPersonCue)
 }
