@@ -249,6 +249,15 @@ func (r cjkRun) kanaWhole(i, j int) bool {
 	return j >= len(r.runes) || !(katakana(r.runes[j-1]) && katakana(r.runes[j]))
 }
 
+// kanjiTail reports whether a string from rune i would open with the last
+// kanji of a longer kanji word right before a katakana one: 力 of 入力 in
+// 入力ファイル. Japanese builds terms from two-kanji words, so a lone kanji
+// cut from its run is a word's tail.
+func (r cjkRun) kanjiTail(i int) bool {
+	han := func(k int) bool { return k >= 0 && k < len(r.runes) && unicode.Is(unicode.Han, r.runes[k]) }
+	return han(i-1) && han(i) && i+1 < len(r.runes) && katakana(r.runes[i+1])
+}
+
 // katakana reports a character of a katakana word: the letters, the
 // prolonged sound mark and the iteration marks, full- or half-width (not
 // the middle dot ・, which separates words).
@@ -342,7 +351,7 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 				if masked[i+n-1] || masked[i] || cueAt[i+n-1] {
 					break
 				}
-				if !r.boundary(i, i+n) || !r.kanaWhole(i, i+n) || !x.cjkTermShape(r.runes[i:i+n]) {
+				if !r.boundary(i, i+n) || !r.kanaWhole(i, i+n) || x.japanese && r.kanjiTail(i) || !x.cjkTermShape(r.runes[i:i+n]) {
 					continue
 				}
 				g := r.str(i, i+n)
@@ -361,22 +370,23 @@ func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 			}
 		}
 	}
-	// A string is kept unless a one-character-longer string holding it recurs as often.
+	// A string is kept unless the one-character-longer strings holding it
+	// that recur, on one side, account for all its occurrences: 力ファイル
+	// is only ever in 出力ファイル and 入力ファイル.
 	out := map[string]cjkFound{}
 	for n := 2; n <= cjkMaxTerm; n++ {
-		covered := map[string]int32{}
+		byLeft, byRight := map[string]int32{}, map[string]int32{}
 		for h, c := range counts[n+1] {
 			if c.n < 2 {
 				continue
 			}
 			_, first := utf8.DecodeRuneInString(h)
 			_, last := utf8.DecodeLastRuneInString(h)
-			for _, g := range []string{h[:len(h)-last], h[first:]} {
-				covered[g] = max(covered[g], c.n)
-			}
+			byRight[h[:len(h)-last]] += c.n
+			byLeft[h[first:]] += c.n
 		}
 		for g, c := range counts[n] {
-			if c.n < 2 || covered[g] >= c.n || !c.left.edge() || !c.right.edge() || x.commonWord(g) {
+			if c.n < 2 || byLeft[g] >= c.n || byRight[g] >= c.n || !c.left.edge() || !c.right.edge() || x.commonWord(g) {
 				continue
 			}
 			if !x.japanese && n > 2 {
