@@ -33,15 +33,20 @@ type cjkTerm struct {
 // cjkPrepare collects the chunk's known terms.
 func (x *offExtraction) cjkPrepare() {
 	x.cjkTerms = map[string]cjkTerm{}
-	// Hiragana is Japanese, and the kanji between it are cut as Japanese
-	// (Chinese function characters such as 入, 更 or 所 are parts of
-	// Japanese words: 入力, 変更, 場所).
+	// Text in which hiragana is common is Japanese, and the kanji between
+	// it are cut as Japanese (Chinese function characters such as 入, 更
+	// or 所 are parts of Japanese words: 入力, 変更, 場所). A Chinese text
+	// that quotes a Japanese title has a few, Japanese prose a third.
+	kana, all := 0, 0
 	for _, c := range x.text {
-		if hiragana(c) {
-			x.japanese = true
-			break
+		if cjk.Is(c) {
+			all++
+			if hiragana(c) {
+				kana++
+			}
 		}
 	}
+	x.japanese = kana > 0 && kana*10 >= all
 	addTerm := func(s, typ string) {
 		s = strings.TrimSpace(s)
 		if n := utf8.RuneCountInString(s); n < 2 || n > 40 || !cjk.Contains(s) {
@@ -58,7 +63,7 @@ func (x *offExtraction) cjkPrepare() {
 	for _, line := range strings.Split(x.text, "\n") {
 		line = strings.TrimSpace(line)
 		if h := strings.TrimLeft(line, "#"); len(h) < len(line) && len(line)-len(h) <= 6 {
-			addTerm(strings.TrimSpace(h), cjkTypeOf(strings.TrimSpace(h)))
+			addTerm(strings.TrimSpace(h), cjkTypeOf(strings.TrimSpace(h), x.japanese))
 		}
 	}
 	for _, b := range x.cjkBrackets(0, len(x.toks)) {
@@ -66,7 +71,7 @@ func (x *offExtraction) cjkPrepare() {
 	}
 	if !x.query { // a question is too short for anything to recur
 		for term, f := range x.cjkRecurring() {
-			typ := cjkTypeOf(term)
+			typ := cjkTypeOf(term, x.japanese)
 			// A name before 表示 or さん is a person's, unless it is as
 			// short as a country's (韩国表示).
 			if f.person && cjkPersonName(term, x.japanese) && (typ == "other" || typ == "location" && utf8.RuneCountInString(term) > 2) {
@@ -478,8 +483,8 @@ func cjkPersonCue(r cjkRun, j int, japanese bool) bool {
 }
 
 var (
-	jaPersonCues = runeStrings(`さん 氏 先生 教授 博士 くん ちゃん`)
-	zhPersonCues = runeStrings(`说 说道 表示 认为 指出 先生 女士 教授 博士`)
+	jaPersonCues = runeStrings(`さん 氏 先生 くん ちゃん`)
+	zhPersonCues = runeStrings(`说 说道 表示 认为 指出 先生 女士`)
 )
 
 var cjkNameEnders = runeStrings(`表示 认为 指出 说道 强调 先生 女士 教授 博士`)
@@ -600,7 +605,7 @@ func CommonWord(w string) bool { return zhCommon[w] }
 // cjkTypeOf guesses a term's type from its edges: 市, 省, 県, 江 end
 // places, 公司, 大学, 委員会 organisations (株式会社 also opens one), and
 // an honorific (先生, 氏, 女士) a person's name.
-func cjkTypeOf(term string) string {
+func cjkTypeOf(term string, japanese bool) string {
 	for _, suf := range cjkOrgSuffixes {
 		if strings.HasSuffix(term, suf) && term != suf {
 			return "organization"
@@ -611,8 +616,12 @@ func cjkTypeOf(term string) string {
 			return "organization"
 		}
 	}
-	for _, suf := range cjkHonorifics {
-		if stem, ok := strings.CutSuffix(term, suf); ok && cjkPersonName(stem, true) {
+	honorifics := zhHonorifics
+	if japanese {
+		honorifics = jaHonorifics
+	}
+	for _, suf := range honorifics {
+		if stem, ok := strings.CutSuffix(term, suf); ok && cjkPersonName(stem, japanese) {
 			return "person"
 		}
 	}
@@ -638,8 +647,12 @@ var cjkOrgSuffixes = strings.Fields(`公司 集团 大学 学院 学校 中学 �
 
 var cjkOrgPrefixes = strings.Fields(`株式会社 有限会社 合同会社 財団法人 社団法人`)
 
-// cjkHonorifics follow a person's name.
-var cjkHonorifics = strings.Fields(`先生 女士 教授 博士 氏`)
+// Honorifics follow a person's name (not 教授 or 博士, which follow a
+// field as often: 医学博士; nor Chinese 氏, a clan's or Celsius: 摄氏).
+var (
+	jaHonorifics = strings.Fields(`先生 氏`)
+	zhHonorifics = strings.Fields(`先生 女士`)
+)
 
 // cjkPersonName reports whether a term is shaped like a person's name:
 // two to four Han characters (a Japanese name, or a Chinese one that
@@ -706,7 +719,7 @@ func (x *offExtraction) cjkSentence(si, s0, s1 int) {
 		if x.query {
 			r.segments(found, func(i int) bool { return !free(r.off[i], r.off[i+1]) }, x.bridge, x.words, func(i, j int) {
 				start, end := r.off[i], r.off[j]
-				add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
+				add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end], x.japanese))
 			})
 		}
 	}
