@@ -17,7 +17,7 @@ import (
 
 // offlineVersion names the offline extractor's behaviour; bump it whenever a
 // change alters what is extracted, since stores record it in their fingerprint.
-const offlineVersion = "offline-v3"
+const offlineVersion = "offline-v4"
 
 // Offline is the extractor docgraph uses when no language model is
 // configured: capitalised names, quoted titles, dates and measured numbers,
@@ -194,8 +194,10 @@ type offExtraction struct {
 	hasCJK   bool               // the text has CJK characters (offline_cjk.go)
 	query    bool               // a question (Mentions): CJK runs are cut into terms
 	bridge   bool               // ...and terms joined by 和, 与, 及 or 之 are also read as one
+	words    bool               // ...keeping common Japanese words (QueryTerms)
 	cjkTerms map[string]cjkTerm // the chunk's known CJK terms
 	cjkMax   int                // the longest of them, in characters
+	japanese bool               // the text has hiragana: its kanji are cut as Japanese
 
 	order  []string // entity keys in order of first mention
 	ents   map[string]*offEntity

@@ -1,6 +1,7 @@
 package ner
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"strings"
@@ -32,6 +33,20 @@ type cjkTerm struct {
 // cjkPrepare collects the chunk's known terms.
 func (x *offExtraction) cjkPrepare() {
 	x.cjkTerms = map[string]cjkTerm{}
+	// Text in which hiragana is common is Japanese, and the kanji between
+	// it are cut as Japanese (Chinese function characters such as 入, 更
+	// or 所 are parts of Japanese words: 入力, 変更, 場所). A Chinese text
+	// that quotes a Japanese title has a few, Japanese prose a third.
+	kana, all := 0, 0
+	for _, c := range x.text {
+		if cjk.Is(c) {
+			all++
+			if hiragana(c) {
+				kana++
+			}
+		}
+	}
+	x.japanese = kana > 0 && kana*10 >= all
 	addTerm := func(s, typ string) {
 		s = strings.TrimSpace(s)
 		if n := utf8.RuneCountInString(s); n < 2 || n > 40 || !cjk.Contains(s) {
@@ -48,15 +63,21 @@ func (x *offExtraction) cjkPrepare() {
 	for _, line := range strings.Split(x.text, "\n") {
 		line = strings.TrimSpace(line)
 		if h := strings.TrimLeft(line, "#"); len(h) < len(line) && len(line)-len(h) <= 6 {
-			addTerm(strings.TrimSpace(h), cjkTypeOf(strings.TrimSpace(h)))
+			addTerm(strings.TrimSpace(h), cjkTypeOf(strings.TrimSpace(h), x.japanese))
 		}
 	}
 	for _, b := range x.cjkBrackets(0, len(x.toks)) {
 		addTerm(x.text[b.start:b.end], b.typ)
 	}
 	if !x.query { // a question is too short for anything to recur
-		for term := range x.cjkRecurring() {
-			addTerm(term, cjkTypeOf(term))
+		for term, f := range x.cjkRecurring() {
+			typ := cjkTypeOf(term, x.japanese)
+			// A name before 表示 or さん is a person's, unless it is as
+			// short as a country's (韩国表示).
+			if f.person && cjkPersonName(term, x.japanese) && (typ == "other" || typ == "location" && utf8.RuneCountInString(term) > 2) {
+				typ = "person"
+			}
+			addTerm(term, typ)
 		}
 	}
 }
@@ -65,14 +86,19 @@ func (x *offExtraction) cjkPrepare() {
 var queryOffline = NewOffline()
 
 // QueryTerms cuts a question's CJK text into the terms it asks about, the
-// way Mentions does: "稻花香2号的亲本是哪个品种？" gives 稻花香2号, 亲本
-// and 品种. Text without CJK characters gives nothing.
+// way Mentions does, and keeps the common Japanese words Mentions leaves
+// out as names: "稻花香2号的亲本是哪个品种？" gives 稻花香2号, 亲本 and 品种,
+// "ディレクトリを作成する" ディレクトリ and 作成. Text without CJK
+// characters gives nothing.
 func QueryTerms(text string) []string {
 	if !cjk.Contains(text) {
 		return nil
 	}
+	x := &offExtraction{o: queryOffline, text: text, query: true, bridge: true, words: true}
+	defer x.release()
+	_ = x.run(context.Background(), "")
 	var out []string
-	for _, e := range queryOffline.Mentions(text) {
+	for _, e := range x.entities() {
 		out = append(out, e.Name)
 	}
 	return out
@@ -228,6 +254,15 @@ func (r cjkRun) kanaWhole(i, j int) bool {
 	return j >= len(r.runes) || !(katakana(r.runes[j-1]) && katakana(r.runes[j]))
 }
 
+// kanjiTail reports whether a string from rune i would open with the last
+// kanji of a longer kanji word right before a katakana one: 力 of 入力 in
+// 入力ファイル. Japanese builds terms from two-kanji words, so a lone kanji
+// cut from its run is a word's tail.
+func (r cjkRun) kanjiTail(i int) bool {
+	han := func(k int) bool { return k >= 0 && k < len(r.runes) && unicode.Is(unicode.Han, r.runes[k]) }
+	return han(i-1) && han(i) && i+1 < len(r.runes) && katakana(r.runes[i+1])
+}
+
 // katakana reports a character of a katakana word: the letters, the
 // prolonged sound mark and the iteration marks, full- or half-width (not
 // the middle dot ・, which separates words).
@@ -242,9 +277,16 @@ func hiragana(r rune) bool { return 0x3041 <= r && r <= 0x309F }
 
 // cjkRecurring returns the chunk's recurring terms: strings of 2 to
 // cjkMaxTerm characters seen at least twice, not inside a known term,
-// with a CJK character, not opening with a digit, and no longer string
-// containing them recurring as often.
-func (x *offExtraction) cjkRecurring() map[string]bool {
+// of a term's shape (cjkTermShape), with a word edge on both sides, and
+// no longer string containing them recurring as often.
+//
+// A word edge is where the chunk's own statistics put one (the accessor
+// variety of dictionary-free segmenters): a string always preceded by the
+// same character is the tail of a longer word, not a word ("果不指定" is
+// always in "如果不指定", "有者" in "所有者"), however often it recurs.
+// The edge of the run, of a known term, a particle (的, 在, 和; hiragana in
+// Japanese) or a change of script count as a new neighbour each time.
+func (x *offExtraction) cjkRecurring() map[string]cjkFound {
 	runs := x.cjkRuns(0, len(x.toks))
 	// Occurrences of the known terms are masked: their parts are no new terms.
 	known := make([]string, 0, len(x.cjkTerms))
@@ -256,9 +298,9 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 	for _, r := range runs {
 		total += len(r.runes)
 	}
-	counts := make([]map[string]int, cjkMaxTerm+2)
+	counts := make([]map[string]cjkCount, cjkMaxTerm+2)
 	for n := range counts {
-		counts[n] = make(map[string]int, total)
+		counts[n] = make(map[string]cjkCount, total)
 	}
 	for _, r := range runs {
 		masked := make([]bool, len(r.runes))
@@ -276,60 +318,219 @@ func (x *offExtraction) cjkRecurring() map[string]bool {
 				from += i + len(t)
 			}
 		}
+		// neighbour is rune k beside the edge rune e of a string, or
+		// cjkEdge where a word edge is plain.
+		neighbour := func(k, e int) rune {
+			if k < 0 || k >= len(r.runes) || masked[k] {
+				return cjkEdge
+			}
+			c := r.runes[k]
+			if hiragana(c) || alnum(c) != alnum(r.runes[e]) || x.japanese && katakana(c) != katakana(r.runes[e]) {
+				return cjkEdge
+			}
+			if x.japanese {
+				return c
+			}
+			// A function character is a word of its own (这, 至, 最), unless
+			// it makes a function word with the string's edge: 如 before
+			// 果不指定 is in 如果.
+			pair := [2]rune{c, r.runes[e]}
+			if k > e {
+				pair = [2]rune{r.runes[e], c}
+			}
+			if (cjkStartStop[c] || cjkEndStop[c] || zhParticles[c]) && !zhFunctionPairs[pair] {
+				return cjkEdge
+			}
+			return c
+		}
+		// A verb of saying or an honorific of more than one character ends
+		// the name before it: no term runs into one ("王建国表" in 王建国表示).
+		cueAt := make([]bool, len(r.runes))
+		for p := range r.runes {
+			for _, cue := range cjkNameEnders {
+				cueAt[p] = cueAt[p] || len(r.runes)-p >= len(cue) && slices.Equal(r.runes[p:p+len(cue)], cue)
+			}
+		}
 		for i := range r.runes {
 			for n := 2; n <= cjkMaxTerm+1 && i+n <= len(r.runes); n++ {
-				if masked[i+n-1] || masked[i] {
+				if masked[i+n-1] || masked[i] || cueAt[i+n-1] {
 					break
 				}
-				if !r.boundary(i, i+n) || !r.kanaWhole(i, i+n) || !cjkTermShape(r.runes[i:i+n]) {
+				if !r.boundary(i, i+n) || !r.kanaWhole(i, i+n) || x.japanese && r.kanjiTail(i) || !x.cjkTermShape(r.runes[i:i+n]) {
 					continue
 				}
-				counts[n][r.str(i, i+n)]++
+				g := r.str(i, i+n)
+				c := counts[n][g]
+				c.n++
+				c.left = c.left.see(neighbour(i-1, i))
+				// An honorific or a verb of saying after a name ends it.
+				cue := cjkPersonCue(r, i+n, x.japanese)
+				if cue {
+					c.right = c.right.see(cjkEdge)
+				} else {
+					c.right = c.right.see(neighbour(i+n, i+n-1))
+				}
+				c.person = c.person || cue
+				counts[n][g] = c
 			}
 		}
 	}
-	// A string is kept unless a one-character-longer string holding it recurs as often.
-	out := map[string]bool{}
+	// A string is kept unless the one-character-longer strings holding it
+	// that recur, on one side, account for all its occurrences: 力ファイル
+	// is only ever in 出力ファイル and 入力ファイル.
+	out := map[string]cjkFound{}
 	for n := 2; n <= cjkMaxTerm; n++ {
-		covered := map[string]int{}
+		byLeft, byRight := map[string]int32{}, map[string]int32{}
 		for h, c := range counts[n+1] {
-			if c < 2 {
+			if c.n < 2 {
 				continue
 			}
 			_, first := utf8.DecodeRuneInString(h)
 			_, last := utf8.DecodeLastRuneInString(h)
-			for _, g := range []string{h[:len(h)-last], h[first:]} {
-				covered[g] = max(covered[g], c)
-			}
+			byRight[h[:len(h)-last]] += c.n
+			byLeft[h[first:]] += c.n
 		}
 		for g, c := range counts[n] {
-			if c >= 2 && covered[g] < c && !zhCommon[g] {
-				out[g] = true
+			if c.n < 2 || byLeft[g] >= c.n || byRight[g] >= c.n || !c.left.edge() || !c.right.edge() || x.commonWord(g) {
+				continue
 			}
+			if !x.japanese && n > 2 {
+				// "中执行", "时使用": a postposition before a word that
+				// also recurs without it.
+				if r, w := utf8.DecodeRuneInString(g); zhPostpositions[r] {
+					if counts[n-1][g[w:]].n > c.n {
+						continue
+					}
+				}
+			}
+			out[g] = cjkFound{person: c.person}
 		}
+	}
+	return out
+}
+
+// cjkCount is what the chunk shows of a candidate term.
+type cjkCount struct {
+	n           int32 // small: the maps hold one for every substring
+	left, right cjkSide
+	person      bool // seen before an honorific or a verb of saying (cjkPersonCue)
+}
+
+// cjkFound is what a recurring term brings besides its text.
+type cjkFound struct{ person bool }
+
+// cjkSide is the neighbour a string has on one side at every occurrence
+// so far: 0 before the first, cjkEdge once two differ or one is a word edge.
+type cjkSide rune
+
+const cjkEdge = -1
+
+func (s cjkSide) see(c rune) cjkSide {
+	if s == 0 || s == cjkSide(c) {
+		return cjkSide(c)
+	}
+	return cjkEdge
+}
+
+// edge reports whether the side is a word edge: the string has met more
+// than one neighbour there, or a plain edge.
+func (s cjkSide) edge() bool { return s == cjkEdge }
+
+// zhParticles are Chinese function characters that stand as words of
+// their own between terms: beside one, a string has a word edge.
+var zhParticles = runeSet(`的了着是在和与及或并且也都就而被把将从向对给为于以由`)
+
+// zhFunctionPairs are the pairs of characters inside Chinese function
+// and common words (如果, 所有, 以上): a string that starts or ends
+// inside one is a fragment.
+var zhFunctionPairs = func() map[[2]rune]bool {
+	m := map[[2]rune]bool{}
+	add := func(w []rune) {
+		for i := 1; i < len(w); i++ {
+			m[[2]rune{w[i-1], w[i]}] = true
+		}
+	}
+	for _, ws := range zhStops {
+		for _, w := range ws {
+			add(w)
+		}
+	}
+	for w := range zhCommon {
+		add([]rune(w))
+	}
+	return m
+}()
+
+// zhPostpositions close a phrase ("在环境中", "使用时"): a string
+// that opens with one is a word only when its tail recurs no more often.
+var zhPostpositions = runeSet(`中时上后里内下前`)
+
+// cjkPersonCue reports whether what follows rune j of the run marks the
+// string before it as a person: a Japanese honorific (さん, 氏, 先生) or a
+// Chinese one or verb of saying (说, 表示, 认为).
+func cjkPersonCue(r cjkRun, j int, japanese bool) bool {
+	cues := zhPersonCues
+	if japanese {
+		cues = jaPersonCues
+	}
+	rest := r.runes[j:]
+	for _, cue := range cues {
+		if len(rest) >= len(cue) && slices.Equal(rest[:len(cue)], cue) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	jaPersonCues = runeStrings(`さん 氏 先生 くん ちゃん`)
+	zhPersonCues = runeStrings(`说 说道 表示 认为 指出 先生 女士`)
+)
+
+var cjkNameEnders = runeStrings(`表示 认为 指出 说道 强调 先生 女士 教授 博士`)
+
+func runeStrings(s string) [][]rune {
+	var out [][]rune
+	for _, w := range strings.Fields(s) {
+		out = append(out, []rune(w))
 	}
 	return out
 }
 
 // cjkTermShape reports whether a string can be a term: it has a CJK
 // character, opens with no digit, neither opens nor ends with a function
-// character, and holds no 的 or 了 and no hiragana. Terms that recur in
-// Japanese are kanji compounds and katakana words; the hiragana between
-// them is grammar (する, ます, され), and a term that took some in would
-// carry an ending (設定する) or a particle.
-func cjkTermShape(rs []rune) bool {
-	if unicode.IsDigit(rs[0]) || cjkStartStop[rs[0]] || cjkEndStop[rs[len(rs)-1]] {
+// character, and holds no hiragana. Terms that recur in Japanese are kanji
+// compounds and katakana words; the hiragana between them is grammar
+// (する, ます, され), and a term that took some in would carry an ending
+// (設定する) or a particle. A Chinese term holds no particle that joins
+// clauses (的, 了, 并, 且, 或, 被, 把: "信息并退出" is two words) and opens
+// with no numeral and measure word ("一个命令").
+func (x *offExtraction) cjkTermShape(rs []rune) bool {
+	starts, ends := cjkStartStop, cjkEndStop
+	if x.japanese {
+		starts, ends = jaStartStop, jaEndStop
+	}
+	if unicode.IsDigit(rs[0]) || starts[rs[0]] || ends[rs[len(rs)-1]] {
+		return false
+	}
+	if !x.japanese && rs[0] == '一' && zhMeasures[rs[1]] {
 		return false
 	}
 	has := false
 	for _, r := range rs {
-		if r == '的' || r == '了' || hiragana(r) {
+		if hiragana(r) || !x.japanese && zhJoiners[r] {
 			return false
 		}
 		has = has || cjk.Is(r)
 	}
 	return has
 }
+
+// zhJoiners never stand inside a Chinese term.
+var zhJoiners = runeSet(`的了并且或被把`)
+
+// zhMeasures are measure words: 一 before one is "a" or "one" ("一个", "一行").
+var zhMeasures = runeSet(`个种些次项条段组块下位名件点行部`)
 
 func runeSet(s string) map[rune]bool {
 	m := map[rune]bool{}
@@ -343,12 +544,39 @@ func runeSet(s string) map[rune]bool {
 
 // Function characters no term opens or ends with (Chinese particles,
 // prepositions, conjunctions, pronouns and adverbs; Japanese particles).
+// Japanese, whose particles are hiragana, has its own few kanji.
 var (
 	cjkStartStop = runeSet(`的了着过是在和与及或等也都就而之其这那并但又还被把将从向对于以为由所因如若则即不没很更最已曾便才再仍每各该此他她它们我你到给让使至后里个号称地得入
 		はがをにへとでもやのかな`)
 	cjkEndStop = runeSet(`的了着过是在和与及或等也都就而之其这那并但又还被把将从向对于以为由所因如若则即不没很更最已曾便才再仍每各该此他她它我你到给让使至自时中上里内个一称地得
 		はがをにへとでもやのかなしてた`)
 )
+
+var (
+	jaStartStop = runeSet(`各毎等約`)
+	jaEndStop   = runeSet(`等毎`)
+)
+
+// commonWord reports a frequent word of the chunk's language.
+func (x *offExtraction) commonWord(w string) bool { return zhCommon[w] || x.japanese && jaCommon[w] }
+
+// jaCommon are frequent Japanese words that name nothing in particular:
+// the generic verbal nouns and nouns among the words found in the most
+// documents of Japanese manuals (作成, 場合, 指定, 表示 are in a third to
+// nearly all of them), which would gather mentions from every document
+// and crowd the graph's hubs, as English stop words would.
+var jaCommon = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`書式 関連 名前 説明 項目 情報 場合 指定 参照 詳細 完全 作者 文書 標準 設定 無視 実行 動作 複数
+		区切 通常 形式 必要 同様 有効 無効 作成 注意 意味 処理 必須 確認 追加 削除 選択 解釈 変換 結果 報告 省略 影響 生成 定義
+		失敗 制御 先頭 位置 起動 表現 対応 機能 操作 実際 効果 優先 順番 対象 任意 決定 区別 保存 両方 一致 適用 認識 状態 要求
+		自動 末尾 同時 許可 記述 特殊 普通 判断 停止 使用 利用 変更 以下 以上 以外 以降 以前 入力 出力 表示 取得 存在 可能 不要
+		最初 最後 最大 最小 部分 一部 全部 全体 方法 内容 現在 上記 下記 場所 成功 問題 理由 目的 方式 種類 例外 一般 特定 同一
+		通知 提供 指示 開始 終了 後述 前述`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // zhCommon are frequent Chinese words that recur in any text: they are
 // no entity, however often a chunk repeats them (like English stop words,
@@ -374,25 +602,88 @@ var zhCommon = func() map[string]bool {
 // CommonWord reports a frequent word of a CJK language that is no name.
 func CommonWord(w string) bool { return zhCommon[w] }
 
-// cjkTypeOf guesses a term's type from its last characters: 市, 省, 江 are
-// places, 公司, 大学, 委员会 organisations.
-func cjkTypeOf(term string) string {
+// cjkTypeOf guesses a term's type from its edges: 市, 省, 県, 江 end
+// places, 公司, 大学, 委員会 organisations (株式会社 also opens one), and
+// an honorific (先生, 氏, 女士) a person's name.
+func cjkTypeOf(term string, japanese bool) string {
 	for _, suf := range cjkOrgSuffixes {
-		if strings.HasSuffix(term, suf) {
+		if strings.HasSuffix(term, suf) && term != suf {
 			return "organization"
+		}
+	}
+	for _, pre := range cjkOrgPrefixes {
+		if strings.HasPrefix(term, pre) && term != pre {
+			return "organization"
+		}
+	}
+	honorifics := zhHonorifics
+	if japanese {
+		honorifics = jaHonorifics
+	}
+	for _, suf := range honorifics {
+		if stem, ok := strings.CutSuffix(term, suf); ok && cjkPersonName(stem, japanese) {
+			return "person"
 		}
 	}
 	r, _ := utf8.DecodeLastRuneInString(term)
 	if cjkPlaceEnds[r] {
+		for _, w := range cjkNotPlaces {
+			if strings.HasSuffix(term, w) {
+				return "other"
+			}
+		}
 		return "location"
 	}
 	return "other"
 }
 
-var cjkOrgSuffixes = strings.Fields(`公司 集团 大学 学院 学校 中学 小学 协会 学会 委员会 银行 医院 研究所 研究院 政府 法院
-	俱乐部 球队 乐队 出版社 报社 电视台 电台 基金会 联盟 组织 党 会社 株式会社 大学校 협회 대학교 회사 은행`)
+// cjkNotPlaces are common words that end with a place's character
+// (缺省 with 省, 管道 with 道, 缓冲区 with 区) and the terms that end with them.
+var cjkNotPlaces = strings.Fields(`缺省 节省 管道 通道 频道 声道 轨道 渠道 知道 报道 冲区 分区 时区 网站 全国 各国 外国 軌道 報道`)
 
-var cjkPlaceEnds = runeSet(`省市县区镇乡村州郡国岛山峰河江湖海洋湾港路街站桥城岭谷洲都府道시군구도읍면동리산강섬`)
+var cjkOrgSuffixes = strings.Fields(`公司 集团 大学 学院 学校 中学 小学 协会 学会 委员会 银行 医院 研究所 研究院 政府 法院
+	俱乐部 球队 乐队 出版社 报社 电视台 电台 基金会 联盟 组织 党 会社 株式会社 大学校 협회 대학교 회사 은행
+	協会 委員会 財団 銀行 病院 新聞社 放送局 研究会 組合 学園 高校 機構 公社 庁 団体 基金 联合会 工作室`)
+
+var cjkOrgPrefixes = strings.Fields(`株式会社 有限会社 合同会社 財団法人 社団法人`)
+
+// Honorifics follow a person's name (not 教授 or 博士, which follow a
+// field as often: 医学博士; nor Chinese 氏, a clan's or Celsius: 摄氏).
+var (
+	jaHonorifics = strings.Fields(`先生 氏`)
+	zhHonorifics = strings.Fields(`先生 女士`)
+)
+
+// cjkPersonName reports whether a term is shaped like a person's name:
+// two to four Han characters (a Japanese name, or a Chinese one that
+// opens with a common surname), or a katakana name.
+func cjkPersonName(term string, japanese bool) bool {
+	rs := []rune(term)
+	if len(rs) < 2 || len(rs) > 4 {
+		return japanese && len(rs) > 4 && len(rs) <= 10 && allRunes(rs, func(r rune) bool { return katakana(r) || r == '・' })
+	}
+	if !allRunes(rs, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+		return japanese && allRunes(rs, func(r rune) bool { return katakana(r) || r == '・' })
+	}
+	return japanese || len(rs) <= 3 && (zhSurnames[rs[0]] || len(rs) == 3 && zhDoubleSurnames[string(rs[:2])])
+}
+
+func allRunes(rs []rune, f func(rune) bool) bool {
+	for _, r := range rs {
+		if !f(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// zhSurnames are the common Chinese surnames: a name of two or three
+// characters that opens with one and is followed by 说 or 表示 is a person's.
+var zhSurnames = runeSet(`王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤`)
+
+var zhDoubleSurnames = map[string]bool{"欧阳": true, "司马": true, "诸葛": true, "上官": true, "东方": true, "皇甫": true, "令狐": true, "慕容": true}
+
+var cjkPlaceEnds = runeSet(`省市县区镇乡村州郡国岛山峰河江湖海洋湾港路街站桥城岭谷洲都府道県駅町川시군구도읍면동리산강섬`)
 
 // cjkUnits are what make a number worth keeping; longest first.
 var cjkUnits = func() []string {
@@ -426,9 +717,9 @@ func (x *offExtraction) cjkSentence(si, s0, s1 int) {
 	for _, r := range x.cjkRuns(s0, s1) {
 		found := x.cjkKnown(r, free, add)
 		if x.query {
-			r.segments(found, func(i int) bool { return !free(r.off[i], r.off[i+1]) }, x.bridge, func(i, j int) {
+			r.segments(found, func(i int) bool { return !free(r.off[i], r.off[i+1]) }, x.bridge, x.words, func(i, j int) {
 				start, end := r.off[i], r.off[j]
-				add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end]))
+				add(start, end, x.tokenAt(start), x.tokenAt(end-1)+1, cjkTypeOf(x.text[start:end], x.japanese))
 			})
 		}
 	}
@@ -450,11 +741,54 @@ func (x *offExtraction) cjkLatin(s0, s1 int, free func(a, b int) bool, add func(
 		nextToCJK := k > s0 && x.toks[k-1].kind == offCJK || j < s1 && x.toks[j].kind == offCJK
 		lone := j == k+1 && !x.toks[k].has(offCap) && (offStopWords[x.lower(k)] || offConnectors[x.lower(k)])
 		if nextToCJK && end-start >= 2 && !lone && free(start, end) {
-			add(start, end, k, j, "other")
+			add(start, end, k, j, x.cjkLatinType(k, j, s0, s1))
 		}
 		k = j - 1
 	}
 }
+
+// cjkLatinType types a Latin name in CJK text, tokens [k, j) of the
+// sentence [s0, s1), from the CJK words around it: a program where a word
+// for one follows ("tar コマンド", "ftp 命令") or a manual section does
+// ("bzip2(1)"), a person where two to four capitalised words stand in a
+// sentence about authorship ("作者 David MacKenzie", "由 Jim Meyering 编写").
+func (x *offExtraction) cjkLatinType(k, j, s0, s1 int) string {
+	if j == k+1 && x.toks[k].has(offLower) {
+		if j+2 < s1 && x.isPunct(j, '(') && x.toks[j].start == x.toks[k].end && x.toks[j+1].kind == offNum && x.isPunct(j+2, ')') {
+			return "technology"
+		}
+		if j < s1 && x.toks[j].kind == offCJK {
+			w := x.word(j)
+			for _, cue := range cjkProgramCues {
+				if strings.HasPrefix(w, cue) {
+					return "technology"
+				}
+			}
+		}
+		return "other"
+	}
+	if j-k < 2 || j-k > 4 {
+		return "other"
+	}
+	for i := k; i < j; i++ {
+		if !x.toks[i].has(offCap) || x.toks[i].has(offAllCaps) {
+			return "other"
+		}
+	}
+	sentence := x.text[x.toks[s0].start:x.toks[s1-1].end]
+	for _, cue := range cjkAuthorCues {
+		if strings.Contains(sentence, cue) {
+			return "person"
+		}
+	}
+	return "other"
+}
+
+// cjkProgramCues name a program or command right after its name.
+var cjkProgramCues = strings.Fields(`コマンド プログラム ユーティリティ 命令 程序 指令 工具 实用程序`)
+
+// cjkAuthorCues make a sentence one about who wrote or translated something.
+var cjkAuthorCues = strings.Fields(`作者 著者 作成者 翻訳者 開発者 書いた 编写 编著 写成 译者 翻译者 开发者 维护者 撰写`)
 
 // tokenAt returns the index of the token holding byte b.
 func (x *offExtraction) tokenAt(b int) int {
@@ -561,8 +895,10 @@ func (x *offExtraction) cjkNumbers(s0, s1 int, free func(a, b int) bool, add fun
 // segments cuts the parts of a question's run that are no known term
 // (found: rune ranges) and not taken (dates and numbers found before) into
 // terms at function words, calling emit with each term's rune range.
-// bridge also reads terms joined by 和, 与, 及 or 之 as one.
-func (r cjkRun) segments(found [][2]int, taken func(i int) bool, bridge bool, emit func(i, j int)) {
+// bridge also reads terms joined by 和, 与, 及 or 之 as one; words keeps
+// the common Japanese words (jaCommon), which name no entity but are
+// words a full-text search wants (作成 in ディレクトリを作成する).
+func (r cjkRun) segments(found [][2]int, taken func(i int) bool, bridge, words bool, emit func(i, j int)) {
 	cut := make([]bool, len(r.runes)+1) // cut[i]: rune i is no part of a term
 	for _, f := range found {
 		for i := f[0]; i < f[1]; i++ {
@@ -642,7 +978,7 @@ func (r cjkRun) segments(found [][2]int, taken func(i int) bool, bridge bool, em
 		for j > i && !r.boundary(i, j) {
 			j--
 		}
-		if j-i >= 2 && !asked[i] && !zhCommon[r.str(i, j)] && cjk.Contains(r.str(i, j)) {
+		if w := r.str(i, j); j-i >= 2 && !asked[i] && !zhCommon[w] && !(japanese && !words && jaCommon[w]) && cjk.Contains(r.str(i, j)) {
 			emit(i, j)
 		}
 		i = max(j, i+1)
@@ -710,7 +1046,7 @@ func (x *offExtraction) cjkKeywords(lo, hi int) string {
 		}
 	}
 	for _, r := range runsOf(string(between)) {
-		r.segments(nil, func(int) bool { return false }, false, func(i, j int) {
+		r.segments(nil, func(int) bool { return false }, false, false, func(i, j int) {
 			if w := r.str(i, j); !seen[w] && len(kw) < x.o.maxKeywords && j-i <= cjkMaxTerm {
 				seen[w] = true
 				kw = append(kw, w)

@@ -355,10 +355,10 @@ func TestOfflineName(t *testing.T) {
 		opts []OfflineOption
 		want string
 	}{
-		{nil, "offline-v3"},
-		{[]OfflineOption{WithRelationWindow(3), WithDescriptionLength(200)}, "offline-v3"},
-		{[]OfflineOption{WithRelationWindow(5)}, "offline-v3(window=5)"},
-		{[]OfflineOption{WithNumbers(false), WithDescriptionLength(100)}, "offline-v3(desc=100,numbers=false)"},
+		{nil, "offline-v4"},
+		{[]OfflineOption{WithRelationWindow(3), WithDescriptionLength(200)}, "offline-v4"},
+		{[]OfflineOption{WithRelationWindow(5)}, "offline-v4(window=5)"},
+		{[]OfflineOption{WithNumbers(false), WithDescriptionLength(100)}, "offline-v4(desc=100,numbers=false)"},
 	}
 	for _, tt := range tests {
 		if got := NewOffline(tt.opts...).Name(); got != tt.want {
