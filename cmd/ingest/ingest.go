@@ -168,7 +168,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 		}
 	}
 	if store.DiskFull(err) {
-		return fmt.Errorf("store %s: %w", store.Redact(storeURL(opts.Settings)), err)
+		return fmt.Errorf("store %s: %w", store.Redact(pipeline.StoreURL(opts.Settings)), err)
 	}
 	if ue, ok := errors.AsType[*ner.UnusableAnswersError](err); ok {
 		return unusableAnswersError(ue)
@@ -383,32 +383,7 @@ func counted[N int | int64](n N, noun string) string {
 // runDryRun opens what exists (store, LLM cache) and prints what an
 // ingest of opts.Paths would build and send; it creates and writes nothing.
 func runDryRun(ctx context.Context, opts *ingestOptions, io streams) error {
-	s, storeExists := pipeline.DryRunSettings(opts.Settings)
-	var st pipeline.Store
-	if storeExists {
-		// Opened without an embedder to check, so nothing is recorded.
-		opened, err := pipeline.OpenStoreWith(ctx, s, store.Options{})
-		if err != nil {
-			return err
-		}
-		defer opened.Close()
-		st = opened
-		// Without --embedder, ingest adopts the store's embedder, which is
-		// part of the fingerprint that decides what is unchanged.
-		if stats, err := opened.Stats(ctx); err == nil && !opts.embedderSet && stats.Embedder.Name != "" {
-			s.Embedder = stats.Embedder.Spec()
-		}
-	}
-	models, err := pipeline.NewModels(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer models.Close()
-	p, err := pipeline.New(s, models, st)
-	if err != nil {
-		return err
-	}
-	sum, err := p.DryRun(ctx, opts.Paths)
+	sum, err := pipeline.PlanIngest(ctx, opts.Settings, opts.embedderSet, opts.Paths)
 	if err != nil {
 		return err
 	}
