@@ -76,6 +76,12 @@ func Status(ctx context.Context, s Settings, space bool) (*StatusReport, error) 
 		return nil, err
 	}
 	defer st.Close()
+	return StoreStatus(ctx, st, StoreURL(s), space)
+}
+
+// StoreStatus is Status of an open store; storeURL names it in the
+// report (redacted).
+func StoreStatus(ctx context.Context, st store.Store, storeURL string, space bool) (*StatusReport, error) {
 	stats, err := st.Stats(ctx)
 	if err != nil {
 		return nil, err
@@ -85,7 +91,7 @@ func Status(ctx context.Context, s Settings, space bool) (*StatusReport, error) 
 		return nil, err
 	}
 	rep := &StatusReport{
-		Store:     store.Redact(StoreURL(s)),
+		Store:     store.Redact(storeURL),
 		Embedder:  EmbedderReport{Name: st.Embedder().Name, Dimension: st.Embedder().Dimension},
 		Documents: stats.Documents,
 		ByStatus:  map[string]int{},
@@ -157,6 +163,11 @@ func ShowDocument(ctx context.Context, s Settings, target string) (*StoredDocume
 		return nil, err
 	}
 	defer st.Close()
+	return ReadDocument(ctx, st, target)
+}
+
+// ReadDocument is ShowDocument of an open store.
+func ReadDocument(ctx context.Context, st store.Reader, target string) (*StoredDocument, error) {
 	d, err := findDocument(ctx, st, target)
 	if err != nil {
 		return nil, err
@@ -302,7 +313,13 @@ func Delete(ctx context.Context, s Settings, embedderSet bool, targets ...string
 		return nil, nil, err
 	}
 	defer st.Close()
-	p := &Pipeline{Store: st}
+	return (&Pipeline{Store: st}).DeleteTargets(ctx, targets...)
+}
+
+// DeleteTargets removes the documents targets name from p's store: each
+// a document id, or else a path (a folder: everything under it). missing
+// are the targets that matched nothing.
+func (p *Pipeline) DeleteTargets(ctx context.Context, targets ...string) (deleted []FileResult, missing []string, err error) {
 	deleted = []FileResult{}
 	for _, target := range targets {
 		results, err := p.deleteTarget(ctx, target)
