@@ -137,7 +137,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	}
 	prog.watchWaits(models.Waits, waitTick)
 	defer prog.stop()
-	sd := newShutdown(ctx, opts.ShutdownTimeout, modelsBusy(models))
+	// A signal cancels the model calls in flight at once instead of
+	// letting the documents finish.
+	sd := newShutdown(ctx, opts.ShutdownTimeout, models.Busy)
 	defer sd.close()
 	if opts.Watch {
 		return runWatch(ctx, sd, opts, io, p, prog)
@@ -206,19 +208,6 @@ func stallError(se *llm.StallError) error {
 // waitTick is how often the progress looks at the model calls in flight:
 // a wait shows within waitShown plus this.
 const waitTick = time.Second
-
-// modelsBusy says whether any model call is in flight: a signal then
-// cancels the calls at once instead of letting the documents finish.
-func modelsBusy(m *pipeline.Models) func() bool {
-	return func() bool {
-		for _, w := range m.Waits() {
-			if w.InFlight > 0 {
-				return true
-			}
-		}
-		return false
-	}
-}
 
 // writeJSON writes v indented, as every --json output of ingest is.
 func writeJSON(w io.Writer, v any) error {
