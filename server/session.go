@@ -103,9 +103,13 @@ func (s *Steps) Snapshot() (step string, waitingFor []string) {
 // the chat model (nil without one) and a retriever over them. Close
 // releases them.
 type Session struct {
-	Store     store.Store
-	Embedder  embedstore.Embedder
-	Model     llms.Model
+	// Store is the store, opened read-only.
+	Store store.Store
+	// Embedder is the store's own embedder unless the settings chose one.
+	Embedder embedstore.Embedder
+	// Model is the chat model, nil without one (no answers).
+	Model llms.Model
+	// Retriever retrieves over Store with the configuration's settings.
 	Retriever *retrieve.Retriever
 
 	storeURL string
@@ -210,7 +214,10 @@ func (s *Session) Integrate(ctx context.Context, msgs []llms.MessageContent, que
 // PathRun is path mode's retrieval: the paths, split into the priority
 // and additional lists of the answer prompt when a filter ranked them.
 type PathRun struct {
-	Result               *paths.Result
+	// Result is the path retriever's result: seeds, paths, timings.
+	Result *paths.Result
+	// Priority and Additional are the prompt's two lists; without a
+	// filter Priority is every path and Additional is nil.
 	Priority, Additional []paths.Path
 	// Prompt is the answer prompt over the paths (GraphRAG-FI's Figure 5).
 	Prompt string
