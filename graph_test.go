@@ -88,3 +88,44 @@ func TestHandlerServesMCP(t *testing.T) {
 		t.Errorf("/v1/query without the token: %s", r.Status)
 	}
 }
+
+// TestStatusDocumentExportDelete: the store's report, one document, the
+// export and a delete, through the Graph as the ingest subcommands do.
+func TestStatusDocumentExportDelete(t *testing.T) {
+	ctx := context.Background()
+	g, err := docgraph.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	sum, err := g.Ingest(ctx, "testdata/corpus/systems")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := g.Status(ctx)
+	if err != nil || rep.Documents != sum.Added || rep.Documents == 0 || rep.ByStatus["done"] != rep.Documents {
+		t.Fatalf("status %+v, %v: want the %d documents ingested, all done", rep, err, sum.Added)
+	}
+	path, err := filepath.Abs("testdata/corpus/systems/go-language.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := g.Document(ctx, path)
+	if err != nil || doc.Path != path || len(doc.Chunks) == 0 || !strings.Contains(doc.Text, "Go") {
+		t.Fatalf("document %s: %+v, %v", path, doc, err)
+	}
+	var out strings.Builder
+	if err := g.Export(ctx, &out, "jsonl"); err != nil || !strings.Contains(out.String(), `"kind":"entity"`) {
+		t.Fatalf("export: %v, %.200q", err, out.String())
+	}
+	if err := g.Export(ctx, io.Discard, "csv"); err == nil {
+		t.Error("export as csv: no error")
+	}
+	deleted, missing, err := g.Delete(ctx, doc.ID, filepath.Join(t.TempDir(), "nothing.md"))
+	if err != nil || len(deleted) != 1 || deleted[0].DocID != doc.ID || len(missing) != 1 {
+		t.Fatalf("delete: %+v, missing %q, %v", deleted, missing, err)
+	}
+	if rep, err := g.Status(ctx); err != nil || rep.Documents != sum.Added-1 {
+		t.Fatalf("status after delete: %+v, %v", rep, err)
+	}
+}

@@ -223,6 +223,34 @@ func (m Methods) answerMethod(ctx context.Context, ds *Dataset, idx *Index, r *r
 	return rep, nil
 }
 
+// RunDatasets measures m on each benchmark directory in dirs (Load),
+// every dataset ingested into its own store in dir (reused when it is
+// already there) with concurrency passages at once; questions > 0 keeps
+// only the first that many of each.
+func (m Methods) RunDatasets(ctx context.Context, dirs []string, questions int, dir string, concurrency int) ([]*Report, error) {
+	var reports []*Report
+	for _, dsDir := range dirs {
+		ds, err := Load(dsDir)
+		if err != nil {
+			return nil, err
+		}
+		if questions > 0 && questions < len(ds.Questions) {
+			ds.Questions = ds.Questions[:questions]
+		}
+		st, idx, err := DatasetStore(ctx, ds, filepath.Join(dir, ds.Name+".db"), m.Embedder, concurrency, m.Log)
+		if err != nil {
+			return nil, err
+		}
+		reps, err := m.Run(ctx, ds, idx, st)
+		st.Close()
+		if err != nil {
+			return nil, err
+		}
+		reports = append(reports, reps...)
+	}
+	return reports, nil
+}
+
 // MetaQAAnswers answers the MetaQA questions in dir (the first limit of
 // each hop count in hops) with m's modes over the KB imported into a
 // store in storeDir (or a temporary folder). The baselines are left out:

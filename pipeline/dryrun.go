@@ -217,3 +217,35 @@ func DryRunSettings(s Settings) (Settings, bool) {
 	_, err := os.Stat(file)
 	return s, err == nil
 }
+
+// PlanIngest is a dry run of an ingest of paths with settings s: it opens
+// what exists (the store, the LLM cache) and creates and writes nothing.
+// Without embedderSet it assumes the store's own embedder, as an ingest
+// adopts it, since the embedder is part of the fingerprint that decides
+// what is unchanged.
+func PlanIngest(ctx context.Context, s Settings, embedderSet bool, paths []string) (*DryRunSummary, error) {
+	s, storeExists := DryRunSettings(s)
+	var st Store
+	if storeExists {
+		// Opened without an embedder to check, so nothing is recorded.
+		opened, err := OpenStoreWith(ctx, s, store.Options{})
+		if err != nil {
+			return nil, err
+		}
+		defer opened.Close()
+		st = opened
+		if stats, err := opened.Stats(ctx); err == nil && !embedderSet && stats.Embedder.Name != "" {
+			s.Embedder = stats.Embedder.Spec()
+		}
+	}
+	models, err := NewModels(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer models.Close()
+	p, err := New(s, models, st)
+	if err != nil {
+		return nil, err
+	}
+	return p.DryRun(ctx, paths)
+}

@@ -293,6 +293,16 @@ func (m *Models) Waits() []llm.Waits {
 	return out
 }
 
+// Busy says whether any model call is in flight.
+func (m *Models) Busy() bool {
+	for _, w := range m.Waits() {
+		if w.InFlight > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Stalled is an *llm.StallError when a client has answered nothing for
 // window while its calls failed; nil otherwise.
 func (m *Models) Stalled(window time.Duration) error {

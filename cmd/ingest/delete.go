@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/pipeline"
-	"github.com/docgraph/docgraph/store"
 )
 
 // deleteOptions is everything `ingest delete` needs.
@@ -61,38 +59,9 @@ them adds them back.`,
 func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
 	// Deletes recompute the embeddings of the entities and relations they
 	// touch, so they use the embedder the store holds unless told otherwise.
-	spec, err := pipeline.AdoptEmbedder(ctx, opts.Settings, opts.embedderSet)
+	deleted, missing, err := pipeline.Delete(ctx, opts.Settings, opts.embedderSet, opts.Targets...)
 	if err != nil {
 		return err
-	}
-	opts.Settings.Embedder = spec
-	models, err := pipeline.NewModels(ctx, opts.Settings)
-	if err != nil {
-		return err
-	}
-	defer models.Close()
-	emb := models.Embedder
-	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{
-		Embedder: store.EmbedderInfo{Name: emb.Name(), Dimension: emb.Dimension()},
-		Merger:   models.Merger(),
-	})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	p := &pipeline.Pipeline{Store: st}
-
-	deleted := []pipeline.FileResult{}
-	var missing []string
-	for _, target := range opts.Targets {
-		results, err := deleteTarget(ctx, p, st, target)
-		if err != nil {
-			return err
-		}
-		if len(results) == 0 {
-			missing = append(missing, target)
-		}
-		deleted = append(deleted, results...)
 	}
 	if opts.JSON {
 		if err := writeJSON(io.Out, deleted); err != nil {
@@ -112,23 +81,4 @@ func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
 		return cli.Shown(errNothingDeleted)
 	}
 	return nil
-}
-
-// deleteTarget removes the document with id target, or else the documents
-// at the path target names (a folder: everything under it).
-func deleteTarget(ctx context.Context, p *pipeline.Pipeline, st store.Store, target string) ([]pipeline.FileResult, error) {
-	if d, err := st.Document(ctx, target); err == nil {
-		r, err := p.DeleteDocument(ctx, *d)
-		if err != nil {
-			return nil, err
-		}
-		return []pipeline.FileResult{r}, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	abs, err := filepath.Abs(target)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", target, err)
-	}
-	return p.DeletePath(ctx, abs, true)
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,7 +12,6 @@ import (
 	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/pipeline"
-	"github.com/docgraph/docgraph/store"
 )
 
 // exportOptions is everything `ingest export` needs.
@@ -65,54 +62,21 @@ standard output unless -o names a file (written whole or not at all).`,
 	return cmd
 }
 
-// exportFunc writes the graph in one format.
-type exportFunc func(context.Context, io.Writer, graphbuild.ExportSource, graphbuild.ExportOptions) (graphbuild.ExportCounts, error)
-
 func runExport(ctx context.Context, opts *exportOptions, io streams) error {
-	write := map[string]exportFunc{
-		"jsonl":   graphbuild.WriteJSONL,
-		"graphml": graphbuild.WriteGraphML,
-	}[strings.ToLower(opts.Format)]
-	if write == nil {
+	if pipeline.ExportFormats[strings.ToLower(opts.Format)] == nil {
 		return cli.Usagef("--format %q: want jsonl or graphml", opts.Format)
 	}
-	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	src, ok := st.(graphbuild.ExportSource)
-	if !ok {
-		return fmt.Errorf("store %s cannot be scanned whole, so it cannot be exported", store.Redact(storeURL(opts.Settings)))
-	}
 	xopts := graphbuild.ExportOptions{Mentions: !opts.NoMentions}
-
 	if opts.Output == "" || opts.Output == "-" {
-		n, err := write(ctx, io.Out, src, xopts)
+		n, err := pipeline.Export(ctx, opts.Settings, opts.Format, io.Out, "", xopts)
 		if err != nil {
 			return err
 		}
 		return reportExport(io.Err, false, "standard output", n)
 	}
-	// Write beside the target and rename, so a failed export never leaves a
-	// truncated file where a good one was.
-	tmp, err := os.CreateTemp(filepath.Dir(opts.Output), "."+filepath.Base(opts.Output)+".*")
+	n, err := pipeline.Export(ctx, opts.Settings, opts.Format, nil, opts.Output, xopts)
 	if err != nil {
-		return fmt.Errorf("export to %s: %w", opts.Output, err)
-	}
-	defer os.Remove(tmp.Name())
-	n, err := write(ctx, tmp, src, xopts)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), opts.Output)
-	}
-	if err != nil {
-		return fmt.Errorf("export to %s: %w", opts.Output, err)
+		return err
 	}
 	return reportExport(io.Out, opts.JSON, opts.Output, n)
 }

@@ -137,7 +137,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	}
 	prog.watchWaits(models.Waits, waitTick)
 	defer prog.stop()
-	sd := newShutdown(ctx, opts.ShutdownTimeout, modelsBusy(models))
+	// A signal cancels the model calls in flight at once instead of
+	// letting the documents finish.
+	sd := newShutdown(ctx, opts.ShutdownTimeout, models.Busy)
 	defer sd.close()
 	if opts.Watch {
 		return runWatch(ctx, sd, opts, io, p, prog)
@@ -168,7 +170,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 		}
 	}
 	if store.DiskFull(err) {
-		return fmt.Errorf("store %s: %w", store.Redact(storeURL(opts.Settings)), err)
+		return fmt.Errorf("store %s: %w", store.Redact(pipeline.StoreURL(opts.Settings)), err)
 	}
 	if ue, ok := errors.AsType[*ner.UnusableAnswersError](err); ok {
 		return unusableAnswersError(ue)
@@ -206,19 +208,6 @@ func stallError(se *llm.StallError) error {
 // waitTick is how often the progress looks at the model calls in flight:
 // a wait shows within waitShown plus this.
 const waitTick = time.Second
-
-// modelsBusy says whether any model call is in flight: a signal then
-// cancels the calls at once instead of letting the documents finish.
-func modelsBusy(m *pipeline.Models) func() bool {
-	return func() bool {
-		for _, w := range m.Waits() {
-			if w.InFlight > 0 {
-				return true
-			}
-		}
-		return false
-	}
-}
 
 // writeJSON writes v indented, as every --json output of ingest is.
 func writeJSON(w io.Writer, v any) error {
@@ -383,32 +372,7 @@ func counted[N int | int64](n N, noun string) string {
 // runDryRun opens what exists (store, LLM cache) and prints what an
 // ingest of opts.Paths would build and send; it creates and writes nothing.
 func runDryRun(ctx context.Context, opts *ingestOptions, io streams) error {
-	s, storeExists := pipeline.DryRunSettings(opts.Settings)
-	var st pipeline.Store
-	if storeExists {
-		// Opened without an embedder to check, so nothing is recorded.
-		opened, err := pipeline.OpenStoreWith(ctx, s, store.Options{})
-		if err != nil {
-			return err
-		}
-		defer opened.Close()
-		st = opened
-		// Without --embedder, ingest adopts the store's embedder, which is
-		// part of the fingerprint that decides what is unchanged.
-		if stats, err := opened.Stats(ctx); err == nil && !opts.embedderSet && stats.Embedder.Name != "" {
-			s.Embedder = stats.Embedder.Spec()
-		}
-	}
-	models, err := pipeline.NewModels(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer models.Close()
-	p, err := pipeline.New(s, models, st)
-	if err != nil {
-		return err
-	}
-	sum, err := p.DryRun(ctx, opts.Paths)
+	sum, err := pipeline.PlanIngest(ctx, opts.Settings, opts.embedderSet, opts.Paths)
 	if err != nil {
 		return err
 	}

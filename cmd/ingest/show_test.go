@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/docgraph/docgraph/store"
 )
 
 func TestShowRebuildsTextFromChunks(t *testing.T) {
@@ -67,19 +65,6 @@ func TestShowRebuildsTextFromChunks(t *testing.T) {
 	_, errOut, err = runCmd(t, "show", "--store", "sqlite://"+db, filepath.Join(work, "nope.md"))
 	if err == nil || !strings.Contains(errOut, "nothing stored for") {
 		t.Errorf("show of an unknown path: %v %q", err, errOut)
-	}
-}
-
-func TestRebuildTextFillsGapsAndOverlaps(t *testing.T) {
-	text := "Alpha beta.\n\nGamma delta epsilon. Zeta"
-	chunks := []store.Chunk{
-		{Start: 0, End: 11, Text: text[0:11]},   // "Alpha beta."
-		{Start: 13, End: 33, Text: text[13:33]}, // after a trimmed "\n\n"
-		{Start: 19, End: 38, Text: text[19:38]}, // overlaps the one before
-	}
-	got := rebuildText(chunks)
-	if want := "Alpha beta.\n\nGamma delta epsilon. Zeta"; got != want {
-		t.Errorf("rebuildText = %q, want %q", got, want)
 	}
 }
 

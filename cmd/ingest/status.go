@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,83 +50,14 @@ free pages, and each file of the store.`,
 }
 
 // statusReport is what `ingest status --json` prints.
-type statusReport struct {
-	Store      string         `json:"store"`
-	Embedder   embedderReport `json:"embedder"`
-	Documents  int            `json:"documents"`
-	ByStatus   map[string]int `json:"by_status"`
-	Chunks     int            `json:"chunks"`
-	Entities   int            `json:"entities"`
-	Relations  int            `json:"relations"`
-	Mentions   int            `json:"mentions"`
-	Failed     []docReport    `json:"failed"`
-	Unfinished []docReport    `json:"unfinished"`
-	// Warned lists the stored documents that carry warnings, with them.
-	Warned []docReport `json:"warned"`
-	// Space is where the store's bytes go (with --space).
-	Space []store.Space `json:"space,omitempty"`
-}
-
-type embedderReport struct {
-	Name      string `json:"name"`
-	Dimension int    `json:"dimension"`
-}
-
-type docReport struct {
-	ID        string    `json:"id"`
-	Path      string    `json:"path"`
-	Status    string    `json:"status"`
-	Error     string    `json:"error,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Warnings  []string  `json:"warnings,omitempty"`
-}
+type statusReport = pipeline.StatusReport
 
 func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
-	st, err := pipeline.OpenExistingStore(ctx, opts.Settings, store.Options{ReadOnly: true})
-	if err != nil {
+	rep, err := pipeline.Status(ctx, opts.Settings, opts.Space)
+	if errors.Is(err, pipeline.ErrNoSpaceReport) {
+		return fmt.Errorf("--space: %w", err)
+	} else if err != nil {
 		return err
-	}
-	defer st.Close()
-	stats, err := st.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	docs, err := st.Documents(ctx)
-	if err != nil {
-		return err
-	}
-	rep := statusReport{
-		Store:     store.Redact(storeURL(opts.Settings)),
-		Embedder:  embedderReport{Name: st.Embedder().Name, Dimension: st.Embedder().Dimension},
-		Documents: stats.Documents,
-		ByStatus:  map[string]int{},
-		Chunks:    stats.Chunks, Entities: stats.Entities, Relations: stats.Relations, Mentions: stats.Mentions,
-		Failed: []docReport{}, Unfinished: []docReport{}, Warned: []docReport{},
-	}
-	for _, s := range []store.Status{store.StatusPending, store.StatusProcessing, store.StatusDone, store.StatusFailed, store.StatusDuplicate} {
-		rep.ByStatus[string(s)] = stats.ByStatus[s]
-	}
-	for _, d := range docs {
-		r := docReport{ID: d.ID, Path: d.Path, Status: string(d.Status), Error: d.Error, UpdatedAt: d.UpdatedAt}
-		switch d.Status {
-		case store.StatusFailed:
-			rep.Failed = append(rep.Failed, r)
-		case store.StatusPending, store.StatusProcessing:
-			rep.Unfinished = append(rep.Unfinished, r)
-		}
-		if len(d.Warnings) > 0 {
-			r.Warnings = d.Warnings
-			rep.Warned = append(rep.Warned, r)
-		}
-	}
-	if opts.Space {
-		sr, ok := st.(store.SpaceReporter)
-		if !ok {
-			return fmt.Errorf("--space: the store %s cannot say where its bytes go", rep.Store)
-		}
-		if rep.Space, err = sr.Space(ctx); err != nil {
-			return err
-		}
 	}
 	if opts.JSON {
 		return writeJSON(io.Out, rep)
@@ -195,11 +126,4 @@ func sizeText(n int64) string {
 		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-func storeURL(s pipeline.Settings) string {
-	if s.Store == "" {
-		return pipeline.DefaultStore
-	}
-	return s.Store
 }

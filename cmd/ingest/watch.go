@@ -33,69 +33,33 @@ var errAborted = errors.New("second signal: documents in flight were rolled back
 // transaction that never committed leaves nothing behind either way.
 const hardExitDelay = 3 * time.Second
 
-// shutdown gives a run two contexts. The run's own context (cancelled by
-// main on the first SIGINT or SIGTERM) means "take no new files"; work,
-// which documents are processed under, is cancelled only when the shutdown
-// timeout passes after that or when a second signal arrives. Cancelling work
-// rolls in-flight documents back: the store commits a document whole or not at all.
-//
-// A run waiting for a model is different: its documents may need many
-// minutes of calls to finish, so once the signal came, work is cancelled
-// as soon as a model call is in flight, which ends the calls at once.
+// shutdown is a run's pipeline.Drain and the signals that end it: the
+// first (which main turns into cancelling the run's context) lets the
+// documents in flight finish within the shutdown timeout; a second rolls
+// them back, and the process exits after hardExitDelay regardless.
 type shutdown struct {
-	work   context.Context
-	cancel context.CancelFunc
-	sigs   chan os.Signal
-	busy   func() bool // a model call is in flight; nil: never
+	*pipeline.Drain
+	work context.Context
+	sigs chan os.Signal
 
-	mu       sync.Mutex
-	timedOut bool
-	waiting  bool      // work was cancelled while model calls were in flight
-	aborted  os.Signal // the second signal, nil before one came
+	mu      sync.Mutex
+	aborted os.Signal // the second signal, nil before one came
 }
 
-// busyPoll is how often a stopping run looks for model calls in flight.
-const busyPoll = 100 * time.Millisecond
-
 func newShutdown(ctx context.Context, timeout time.Duration, busy func() bool) *shutdown {
-	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &shutdown{work: work, cancel: cancel, sigs: make(chan os.Signal, 2), busy: busy}
+	d := pipeline.NewDrain(ctx, timeout, busy)
+	s := &shutdown{Drain: d, work: d.Work(), sigs: make(chan os.Signal, 2)}
 	signal.Notify(s.sigs, os.Interrupt, syscall.SIGTERM)
-	go s.run(ctx.Done(), timeout)
+	go s.run()
 	return s
 }
 
-func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
-	var expired, poll <-chan time.Time
+// run counts the signals until the drain is over; the second aborts.
+func (s *shutdown) run() {
 	signals := 0
 	for {
 		select {
-		case <-s.work.Done():
-			return
-		case <-stop:
-			stop = nil
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			expired = t.C
-			if s.busy != nil {
-				if s.busy() {
-					s.stopWaiting()
-					return
-				}
-				tk := time.NewTicker(busyPoll)
-				defer tk.Stop()
-				poll = tk.C
-			}
-		case <-poll:
-			if s.busy() {
-				s.stopWaiting()
-				return
-			}
-		case <-expired:
-			s.mu.Lock()
-			s.timedOut = true
-			s.mu.Unlock()
-			s.cancel()
+		case <-s.Done():
 			return
 		case sig := <-s.sigs:
 			if signals++; signals < 2 {
@@ -104,7 +68,7 @@ func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
 			s.mu.Lock()
 			s.aborted = sig
 			s.mu.Unlock()
-			s.cancel()
+			s.Abort()
 			code := cli.ExitCode(cli.Interrupted{Signal: sig})
 			time.AfterFunc(hardExitDelay, func() { os.Exit(code) })
 			return
@@ -112,26 +76,19 @@ func (s *shutdown) run(stop <-chan struct{}, timeout time.Duration) {
 	}
 }
 
-// stopWaiting cancels work because model calls are in flight.
-func (s *shutdown) stopWaiting() {
-	s.mu.Lock()
-	s.waiting = true
-	s.mu.Unlock()
-	s.cancel()
-}
-
 // close releases the signal handler; call it when the run is over.
 func (s *shutdown) close() {
 	signal.Stop(s.sigs)
-	s.cancel()
+	s.Close()
 }
 
 // settle turns the error of a run that the shutdown cut short into what the
 // user should see: a timeout is a clean stop (in-flight work rolled back),
 // a second signal is errAborted.
 func (s *shutdown) settle(err error, w io.Writer) error {
+	timedOut, waiting, _ := s.Why()
 	s.mu.Lock()
-	timedOut, waiting, aborted := s.timedOut, s.waiting, s.aborted
+	aborted := s.aborted
 	s.mu.Unlock()
 	switch {
 	case aborted != nil:

@@ -113,25 +113,9 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		BM25: slices.Contains(opts.Baselines, "bm25"), Integrate: opts.Answer.Integrate, IntegrateOptions: opts.Answer.options(), Log: io.Err}
 	m.Retrieval.TopK = max(m.Retrieval.TopK, slices.Max(eval.Ks))
 
-	var reports []*eval.Report
-	for _, dsDir := range opts.Datasets {
-		ds, err := eval.Load(dsDir)
-		if err != nil {
-			return err
-		}
-		if opts.Questions > 0 && opts.Questions < len(ds.Questions) {
-			ds.Questions = ds.Questions[:opts.Questions]
-		}
-		st, idx, err := eval.DatasetStore(ctx, ds, filepath.Join(dir, ds.Name+".db"), emb, opts.Concurrency, io.Err)
-		if err != nil {
-			return err
-		}
-		reps, err := m.Run(ctx, ds, idx, st)
-		st.Close()
-		if err != nil {
-			return err
-		}
-		reports = append(reports, reps...)
+	reports, err := m.RunDatasets(ctx, opts.Datasets, opts.Questions, dir, opts.Concurrency)
+	if err != nil {
+		return err
 	}
 	if opts.MetaQA.Dir != "" {
 		limit := opts.Questions

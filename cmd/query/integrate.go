@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +11,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/retrieve"
-	"github.com/docgraph/docgraph/retrieve/paths"
 	"github.com/docgraph/docgraph/server"
-	"github.com/docgraph/docgraph/splitter"
 )
 
 // The answer-side methods: GraphRAG-FI's logits-based integration
@@ -105,43 +101,17 @@ func runAnswerModes(ctx context.Context, opts *queryOptions, io streams) (bool, 
 	return false, nil
 }
 
-// answerSession is what a model-backed query opens: tokenizer, embedder,
-// model and store, and a retriever over them.
-type answerSession struct {
-	tok   *splitter.Tokenizer
-	model llms.Model
-	r     *retrieve.Retriever
-	close func()
-}
-
-func openAnswerSession(ctx context.Context, opts *queryOptions) (*answerSession, error) {
-	if strings.TrimSpace(opts.Question) == "" {
-		return nil, fmt.Errorf("empty question")
-	}
-	tok, err := splitter.NewTokenizer("")
-	if err != nil {
-		return nil, err
-	}
-	emb, model, st, done, err := openQuery(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
-	return &answerSession{tok: tok, model: model, r: r, close: done}, nil
-}
-
 // runLogicQuery is --mode logic: HuixiangDou2's logic-form retrieval, the
 // pre-check, and the answer from the logic form or, when it cannot
 // answer, from mix; the answer streams either way.
 func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
-	s, err := openAnswerSession(ctx, opts)
+	s, err := openSession(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	start := time.Now()
-	at(ctx, "logic-form retrieval")
-	out, err := s.r.PrepareLogic(ctx, opts.Question, retrieve.AnswerSetup{Tokens: s.tok, Budget: opts.Retrieval.budget(), ResponseType: opts.Retrieval.ResponseType})
+	out, err := s.Logic(ctx, opts.Question)
 	if err != nil {
 		return err
 	}
@@ -149,7 +119,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if out.AnsweredBy != retrieve.ModeLogic {
 		verdict = "answered by mix: " + out.Reason
 	}
-	at(ctx, "answer")
+	server.Step(ctx, "answer")
 	switch {
 	case opts.ContextOnly:
 		fmt.Fprintf(io.Err, "query: %s\n", verdict)
@@ -157,7 +127,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		return nil
 	case opts.JSON:
 		t := time.Now()
-		a, err := retrieve.Answer(ctx, s.model, out.Context, nil)
+		a, err := retrieve.Answer(ctx, s.Model, out.Context, nil)
 		if err != nil {
 			return err
 		}
@@ -177,7 +147,7 @@ func runLogicQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		fmt.Fprintln(io.Out, l)
 	}
 	fmt.Fprintf(io.Out, "\n%s\n\n", verdict)
-	return streamAnswer(ctx, s.model, out.Context, io.Out)
+	return streamAnswer(ctx, s.Model, out.Context, io.Out)
 }
 
 // streamAnswer streams the model's cited answer, then the sources it cites.
@@ -202,28 +172,21 @@ func printSources(w io.Writer, sources []retrieve.Source) {
 	}
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // runMixIntegrated is --mode mix --integrate logits: mix retrieval, then
 // GraphRAG-FI's integration of the answer from its context with the
 // model's own.
 func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error {
-	s, err := openAnswerSession(ctx, opts)
+	s, err := openSession(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer s.Close()
 	start := time.Now()
-	at(ctx, "retrieval")
-	res, err := s.r.Retrieve(ctx, opts.Question, retrieve.ModeMix)
+	res, err := s.Retrieve(ctx, opts.Question, retrieve.ModeMix)
 	if err != nil {
 		return err
 	}
-	c, err := retrieve.Assemble(res, s.tok, opts.Retrieval.budget(), retrieve.ListAnswer)
+	c, err := s.Context(res, retrieve.ListAnswer)
 	if err != nil {
 		return err
 	}
@@ -235,18 +198,15 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	if err != nil {
 		return err
 	}
-	t := time.Now()
-	at(ctx, "integration")
-	in, err := retrieve.Integrate(ctx, s.model, msgs, opts.Question, opts.Answer.options())
+	in, err := s.Integrate(ctx, msgs, opts.Question, opts.Answer.options(), res.Timings)
 	if err != nil {
 		return err
 	}
-	res.Timings["integrate"] = time.Since(t)
 	res.Timings["total"] = time.Since(start)
 	if in.Fallback != "" {
 		fmt.Fprintf(io.Err, "query: note: %s\n", in.Fallback)
 	}
-	sources := citedSources(c.Sources, in)
+	sources := server.CitedSources(c.Sources, in)
 	if opts.JSON {
 		doc := server.NewResponse(res, c)
 		doc.Answer, doc.Sources, doc.Integration = in.Answer, sources, in
@@ -261,21 +221,6 @@ func runMixIntegrated(ctx context.Context, opts *queryOptions, io streams) error
 	}
 	printSources(io.Out, cited)
 	return nil
-}
-
-// citedSources marks the sources the final candidates cite.
-func citedSources(sources []retrieve.Source, in *retrieve.Integration) []retrieve.Source {
-	cited := map[int]bool{}
-	for _, f := range in.Final {
-		for _, n := range f.Cites {
-			cited[n] = true
-		}
-	}
-	out := append([]retrieve.Source(nil), sources...)
-	for i := range out {
-		out[i].Cited = cited[out[i].N]
-	}
-	return out
 }
 
 // printIntegration prints the final answer, one candidate a line with
@@ -313,33 +258,24 @@ func printIntegration(w io.Writer, in *retrieve.Integration, from func(f retriev
 
 // integratePaths is --mode path --integrate logits: the paths' answer
 // prompt (GraphRAG-FI's Figure 5) is the GraphRAG side of the integration.
-func integratePaths(ctx context.Context, opts *queryOptions, io streams, model llms.Model, res *paths.Result, prompt string,
-	passages []retrieve.Passage, sources map[string]server.PathSource, priority, additional []paths.Path) error {
-	t := time.Now()
-	at(ctx, "integration")
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
-	in, err := retrieve.Integrate(ctx, model, msgs, opts.Question, opts.Answer.options())
+func integratePaths(ctx context.Context, opts *queryOptions, io streams, s *server.Session, run *server.PathRun,
+	passages []retrieve.Passage, sources map[string]server.PathSource) error {
+	res := run.Result
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, run.Prompt)}
+	in, err := s.Integrate(ctx, msgs, opts.Question, opts.Answer.options(), res.Timings)
 	if err != nil {
 		return err
 	}
-	res.Timings["integrate"] = time.Since(t)
 	if in.Fallback != "" {
 		fmt.Fprintf(io.Err, "query: note: %s\n", in.Fallback)
 	}
-	chunks := map[string][]string{}
-	for _, f := range in.Final {
-		if f.From != "llm_only" {
-			if ids := pathChunksNaming(res.Paths, f.Text); len(ids) > 0 {
-				chunks[f.Text] = ids
-			}
-		}
-	}
+	chunks := server.CandidateChunks(res.Paths, in)
 	if opts.JSON {
 		doc := server.NewPathResponse(res, passages)
 		doc.Answer, doc.Integration, doc.CandidateChunks = in.Answer, in, chunks
 		return doc.Write(ctx, io.Out)
 	}
-	printPaths(io, res, sources, priority, additional)
+	printPaths(io, res, sources, run.Priority, run.Additional)
 	fmt.Fprintln(io.Out, "\nAnswer:")
 	printIntegration(io.Out, in, func(f retrieve.Final) string {
 		var where []string
@@ -351,26 +287,6 @@ func integratePaths(ctx context.Context, opts *queryOptions, io streams, model l
 		return strings.Join(where, "; ")
 	})
 	return nil
-}
-
-// pathChunksNaming are the chunks of the paths whose text names the
-// candidate (names compared folded, as entity keys are).
-func pathChunksNaming(ps []paths.Path, candidate string) []string {
-	key := " " + graphbuild.NormalizeKey(candidate) + " "
-	var out []string
-	seen := map[string]bool{}
-	for _, p := range ps {
-		if !strings.Contains(" "+graphbuild.NormalizeKey(p.Text)+" ", key) {
-			continue
-		}
-		for _, c := range p.Chunks() {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
-		}
-	}
-	return out
 }
 
 // checkEval validates the answer flags of an eval run: --integrate adds

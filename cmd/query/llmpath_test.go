@@ -439,9 +439,10 @@ func TestDeadlineErrorNamesTheStep(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &progress{model: tt.model, step: tt.step, expired: func() bool { return true }}
+			p := &progress{model: tt.model, Steps: server.NewSteps(func() bool { return true })}
+			p.Set(tt.step)
 			for _, c := range tt.calls {
-				p.call(c)()
+				p.Call(c)()
 			}
 			err := p.deadlineError(2*time.Second, &llm.Usage{}, tt.err)
 			if err.Error() != tt.want {

@@ -20,7 +20,6 @@ import (
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
 	"github.com/docgraph/docgraph/server"
-	"github.com/docgraph/docgraph/store"
 )
 
 // modePath is `query --mode path`: LEGO-GraphRAG reasoning paths.
@@ -139,62 +138,33 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 	if len(specs) > 1 {
 		return cli.Usagef("--paths: give one spec to a query (eval takes several)")
 	}
-	emb, model, st, done, err := openQuery(ctx, opts)
+	s, err := openSession(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer done()
-	scanner, ok := st.(store.KGScanner)
-	if !ok {
-		return fmt.Errorf("store %s cannot hand over its graph for path retrieval", store.Redact(opts.Settings.Store))
-	}
-	start := time.Now()
-	at(ctx, "loading the graph")
-	kg, err := paths.LoadKG(ctx, scanner)
+	defer s.Close()
+	pc, err := f.config()
 	if err != nil {
 		return err
 	}
-	loaded := time.Since(start)
-	popts, err := f.options(emb, model)
+	run, err := s.Paths(ctx, opts.Question, specs[0], pc, f.Seeds)
 	if err != nil {
 		return err
 	}
-	r, err := paths.New(kg, specs[0], append(popts, paths.WithProvenance(scanner))...)
-	if err != nil {
-		return err
-	}
-	at(ctx, "path retrieval")
-	seeds, err := server.PathSeeds(ctx, kg, st, f.Seeds, opts.Question)
-	if err != nil {
-		return err
-	}
-	res, err := r.Retrieve(ctx, opts.Question, seeds)
-	if err != nil {
-		return err
-	}
-	res.Timings["load_graph"] = loaded
-	priority, additional := res.Paths, []paths.Path(nil)
-	if res.Priority != nil || res.Additional != nil {
-		priority, additional = res.Priority, res.Additional
-	}
-	prompt, err := paths.AnswerPrompt(opts.Question, priority, additional)
-	if err != nil {
-		return err
-	}
+	res, model, prompt := run.Result, s.Model, run.Prompt
 	if opts.ContextOnly {
 		fmt.Fprint(io.Out, prompt)
 		return nil
 	}
-	at(ctx, "reading the paths' passages")
-	passages, sources, err := server.PathPassages(ctx, st, res)
+	passages, sources, err := s.Passages(ctx, run)
 	if err != nil {
 		return err
 	}
 	if opts.Answer.Integrate != "" {
-		return integratePaths(ctx, opts, io, model, res, prompt, passages, sources, priority, additional)
+		return integratePaths(ctx, opts, io, s, run, passages, sources)
 	}
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
-	at(ctx, "answer")
+	server.Step(ctx, "answer")
 	if opts.JSON {
 		out := server.NewPathResponse(res, passages)
 		if model != nil && len(res.Paths) > 0 {
@@ -206,7 +176,7 @@ func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
 		}
 		return out.Write(ctx, io.Out)
 	}
-	printPaths(io, res, sources, priority, additional)
+	printPaths(io, res, sources, run.Priority, run.Additional)
 	if model != nil && len(res.Paths) > 0 {
 		fmt.Fprintln(io.Out, "\nAnswer:")
 		out := &lineWriter{w: io.Out}

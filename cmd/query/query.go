@@ -10,23 +10,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/tmc/langchaingo/llms"
 
 	"github.com/docgraph/docgraph"
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/internal/termtext"
 	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/server"
-	"github.com/docgraph/docgraph/splitter"
-	"github.com/docgraph/docgraph/store"
 )
 
 // streams are the command's input and output, injectable for tests.
@@ -220,50 +215,8 @@ func (e deadline) Error() string {
 // progress is the step a query is at and the model calls it waits for,
 // so that a query whose deadline ran out can say what it was waiting for.
 type progress struct {
-	mu    sync.Mutex
-	step  string // "opening the store and models", "retrieval", "answer"
+	*server.Steps
 	model string // the chat model's spec, "" without one
-	// asking is what the model calls in flight ask for (retrieve's
-	// ModelCallHook), cut what those that ended after the deadline did.
-	asking, cut []string
-	expired     func() bool // the query's deadline has passed
-}
-
-type progressKey struct{}
-
-// withProgress has at and the model calls of retrieve report to p.
-func withProgress(ctx context.Context, p *progress) context.Context {
-	ctx = context.WithValue(ctx, progressKey{}, p)
-	return retrieve.WithModelCallHook(ctx, p.call)
-}
-
-// at notes the step the query under ctx has reached (nothing without
-// withProgress).
-func at(ctx context.Context, step string) {
-	if p, ok := ctx.Value(progressKey{}).(*progress); ok {
-		p.mu.Lock()
-		p.step = step
-		p.mu.Unlock()
-	}
-}
-
-// call is the ModelCallHook: it keeps what the calls in flight ask for.
-func (p *progress) call(what string) (end func()) {
-	p.mu.Lock()
-	p.asking = append(p.asking, what)
-	p.mu.Unlock()
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if i := slices.Index(p.asking, what); i >= 0 {
-			p.asking = slices.Delete(p.asking, i, i+1)
-		}
-		// The call has ended by the time the deadline's error is read, so
-		// the calls the deadline cut are kept apart.
-		if p.expired != nil && p.expired() && !slices.Contains(p.cut, what) {
-			p.cut = append(p.cut, what)
-		}
-	}
 }
 
 // deadlineError says which step the deadline d ran out in: the model
@@ -282,16 +235,8 @@ func (p *progress) deadlineError(d time.Duration, u *llm.Usage, err error) error
 }
 
 func (p *progress) stepError(d time.Duration, u *llm.Usage, err error) error {
-	p.mu.Lock()
-	step, model := p.step, p.model
-	var waitingFor []string
-	for _, w := range append(slices.Clone(p.cut), p.asking...) {
-		if !slices.Contains(waitingFor, w) {
-			waitingFor = append(waitingFor, w)
-		}
-	}
-	p.mu.Unlock()
-	slices.Sort(waitingFor) // calls side by side end in any order
+	step, waitingFor := p.Snapshot()
+	model := p.model
 	const raise = "raise --deadline, or 0 for none"
 	waiting, attempts := u.Waiting()
 	switch {
@@ -347,9 +292,9 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, opts.Deadline, deadline{opts.Deadline})
 		defer cancel()
 		expiring := ctx
-		prog.expired = func() bool { return expiring.Err() != nil }
-		ctx = withProgress(ctx, prog)
-		at(ctx, "opening the store and models")
+		prog.Steps = server.NewSteps(func() bool { return expiring.Err() != nil })
+		ctx = server.WithSteps(ctx, prog.Steps)
+		server.Step(ctx, "opening the store and models")
 		defer func() {
 			var d deadline
 			if err != nil && errors.As(context.Cause(ctx), &d) {
@@ -363,45 +308,24 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if opts.Mode == modePath {
 		return runPathQuery(ctx, opts, io)
 	}
-	// The tokenizer is needed only to assemble the context: load its ranks
-	// on the other core while the store opens and retrieval runs.
-	type loaded struct {
-		tok *splitter.Tokenizer
-		err error
-	}
-	tokc := make(chan loaded, 1)
-	go func() {
-		tok, err := splitter.NewTokenizer("")
-		tokc <- loaded{tok, err}
-	}()
-	emb, model, st, done, err := openQuery(ctx, opts)
+	s, err := openSession(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer done()
-
+	defer s.Close()
 	start := time.Now()
-	r := retrieve.New(st, emb, retrieve.WithConfig(opts.Retrieval.Config), retrieve.WithModel(model))
-	at(ctx, "retrieval")
-	res, err := r.Retrieve(ctx, opts.Question, opts.Mode)
+	res, err := s.Retrieve(ctx, opts.Question, opts.Mode)
 	if err != nil {
 		return err
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(io.Err, "warning:", cli.Escape(w))
 	}
-	lt := <-tokc
-	if lt.err != nil {
-		return lt.err
-	}
-	tok := lt.tok
-	at(ctx, "context assembly")
-	t := time.Now()
-	c, err := retrieve.Assemble(res, tok, opts.Retrieval.budget(), opts.Retrieval.ResponseType)
+	c, err := s.Assemble(ctx, res, opts.Retrieval.ResponseType)
 	if err != nil {
 		return err
 	}
-	res.Timings["context"] = time.Since(t)
+	model := s.Model
 
 	switch {
 	case opts.ContextOnly:
@@ -410,7 +334,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	case opts.JSON:
 		out := server.NewResponse(res, c)
 		if model != nil && len(res.Passages) > 0 {
-			at(ctx, "answer")
+			server.Step(ctx, "answer")
 			t := time.Now()
 			a, err := retrieve.Answer(ctx, model, c, nil)
 			if err != nil {
@@ -434,7 +358,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 		return nil
 	}
 	out := &lineWriter{w: io.Out}
-	at(ctx, "answer")
+	server.Step(ctx, "answer")
 	a, err := retrieve.Answer(ctx, model, c, out)
 	out.endLine()
 	if err != nil {
@@ -447,11 +371,11 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	return nil
 }
 
-// openQuery opens what a query reads: the embedder (the store's own unless
-// --embedder was given), the chat model (nil without --llm) and the store,
-// which must exist and is opened read-only. done releases all three.
-func openQuery(ctx context.Context, opts *queryOptions) (embedstore.Embedder, llms.Model, store.Store, func(), error) {
-	return server.OpenQueryStore(ctx, opts.Settings, opts.Retrieval.config(), opts.embedderSet, false)
+// openSession opens what a query reads: the embedder (the store's own
+// unless --embedder was given), the chat model (nil without --llm) and the
+// store, which must exist and is opened read-only.
+func openSession(ctx context.Context, opts *queryOptions) (*server.Session, error) {
+	return server.OpenSession(ctx, opts.Settings, opts.Retrieval.config(), opts.embedderSet)
 }
 
 // lineWriter passes a streamed answer through and remembers whether it
