@@ -210,33 +210,38 @@ func findDocument(ctx context.Context, st store.Reader, target string) (*store.D
 	return d, err
 }
 
-// RebuildText puts a document's text back together from its chunks, which
-// are exact byte ranges of it that overlap or leave gaps. A gap is
-// whitespace the splitter trimmed; it comes back as the same number of
-// bytes, newlines when it is two or more (a paragraph break is the usual
-// cause), a space otherwise, so every chunk's offsets still point at it.
+// RebuildText puts a document's text back together from its chunks, in
+// offset order, which are exact byte ranges of it that overlap or leave
+// gaps: the Segments joined.
 func RebuildText(chunks []store.Chunk) string {
-	var sb strings.Builder
+	return strings.Join(Segments(chunks), "")
+}
+
+// Segments is what each chunk, in offset order, adds to the text of the
+// chunks before it: its overlap with them left out ("" for a chunk wholly
+// inside them), and the gap before it put back. A gap is whitespace the
+// splitter trimmed; it comes back as the same number of bytes, newlines
+// when it is two or more (a paragraph break is the usual cause), a space
+// otherwise, so every chunk's offsets still point at it.
+func Segments(chunks []store.Chunk) []string {
+	out := make([]string, len(chunks))
 	end := 0
-	for _, c := range chunks {
+	for i, c := range chunks {
 		if c.End <= end {
 			continue
 		}
-		if gap := c.Start - end; gap > 0 {
-			if gap == 1 {
-				sb.WriteByte(' ')
-			} else {
-				sb.WriteString(strings.Repeat("\n", gap))
-			}
+		var gap string
+		switch n := c.Start - end; {
+		case n == 1:
+			gap = " "
+		case n > 1:
+			gap = strings.Repeat("\n", n)
 		}
-		from := max(end, c.Start) - c.Start
-		if from > len(c.Text) {
-			from = len(c.Text)
-		}
-		sb.WriteString(c.Text[from:])
+		from := min(max(end, c.Start)-c.Start, len(c.Text))
+		out[i] = gap + c.Text[from:]
 		end = c.End
 	}
-	return sb.String()
+	return out
 }
 
 // ExportFormats are the formats Export writes, by name.

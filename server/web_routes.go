@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/store"
 )
 
@@ -79,24 +80,14 @@ func (e *Engine) documentText(ctx context.Context, idOrPath string) (*DocumentTe
 	slices.SortFunc(cs, func(a, b store.Chunk) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Index, b.Index))
 	})
-	end, size := 0, 0
-	for i, c := range cs {
-		text := c.Text
-		switch {
-		case c.Start < end && end-c.Start <= len(text):
-			text = text[end-c.Start:]
-		case c.Start < end:
-			text = "" // wholly inside the chunk before
-		case i > 0 && c.Start > end:
-			text = "\n" + text
-		}
+	size := 0
+	for i, text := range pipeline.Segments(cs) {
 		if size+len(text) > maxDocumentText {
 			out.Truncated = true
 			break
 		}
 		size += len(text)
-		end = max(end, c.End)
-		out.Segments = append(out.Segments, SegmentJSON{ChunkID: c.ID, Index: c.Index, Text: text})
+		out.Segments = append(out.Segments, SegmentJSON{ChunkID: cs[i].ID, Index: cs[i].Index, Text: text})
 	}
 	return out, nil
 }
