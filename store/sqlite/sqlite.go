@@ -491,7 +491,7 @@ func dsn(path string, writer bool, mmap int64) string {
 		// A big page cache keeps a group's pages in memory until commit,
 		// and a big WAL before the checkpoint copies a page rewritten by
 		// many transactions once: both cut the bytes a bulk ingest writes.
-		q.Add("_pragma", "cache_size(-131072)")
+		q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -minWriterCache>>10))
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "wal_autocheckpoint(262144)")
 		q.Set("_txlock", "immediate")
