@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -140,21 +139,22 @@ var (
 	maxWriterCache int64 = 512 << 20
 )
 
-// writerCacheFor is the writer's page cache for a database file of size
-// bytes.
+// writerCacheFor is the writer's page cache for a database of size bytes.
 func writerCacheFor(size int64) int64 {
 	return min(max(size, minWriterCache), maxWriterCache)
 }
 
 // sizeWriterCache sets the writer connection's page cache for the
-// database file's size. It runs at each group write, a few times an
-// ingest, so a connection opened again gets it back too.
+// database's size. It runs at each group write, a few times an ingest, so
+// a connection opened again gets it back too. The size is the database's
+// pages as the transaction sees them: during an ingest most of them are
+// still in the WAL, and the file on disk grows only at a checkpoint.
 func (s *Store) sizeWriterCache(ctx context.Context, tx *sql.Tx) error {
-	info, err := os.Stat(s.path)
-	if err != nil {
-		return nil // an in-memory store, or one this process cannot stat: keep the cache
+	var size int64
+	if err := tx.QueryRowContext(ctx, `SELECT p.page_count * s.page_size FROM pragma_page_count() p, pragma_page_size() s`).Scan(&size); err != nil {
+		return fmt.Errorf("size the page cache: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -writerCacheFor(info.Size())>>10)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -writerCacheFor(size)>>10)); err != nil {
 		return fmt.Errorf("size the page cache: %w", err)
 	}
 	return nil
