@@ -129,8 +129,6 @@ func TestCrashChild(t *testing.T) {
 	}
 	// A tiny page cache makes the transaction spill pages into the WAL
 	// before it commits, so recovery has uncommitted frames to ignore.
-	// The writer sizes its cache at each write: 20 pages, there too.
-	minWriterCache, maxWriterCache = 20*4096, 20*4096
 	if _, err := s.wdb.Exec(`PRAGMA cache_size = 20`); err != nil {
 		t.Fatal(err)
 	}

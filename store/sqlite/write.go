@@ -112,9 +112,6 @@ func (s *Store) writeDocuments(ctx context.Context, op string, ws []*store.Docum
 		ids = append(ids, w.Replaces...)
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx, ch *change) error {
-		if err := s.sizeWriterCache(ctx, tx); err != nil {
-			return err
-		}
 		if _, err := s.removeDocuments(ctx, tx, unique(ids), ch); err != nil {
 			return err
 		}
@@ -125,37 +122,6 @@ func (s *Store) writeDocuments(ctx context.Context, op string, ws []*store.Docum
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: %s: %w", s.path, op, err)
-	}
-	return nil
-}
-
-// The writer's page cache grows with the store, from minWriterCache to
-// maxWriterCache: a group's inserts land on random pages of every index,
-// and once the indexes outgrow the cache each of them is read again from
-// the file, so a fixed cache made a 4x ingest cost more than 4x (a 512 MiB
-// cache cut the x4 ingest's time by a tenth, alternating runs).
-var (
-	minWriterCache int64 = 128 << 20
-	maxWriterCache int64 = 512 << 20
-)
-
-// writerCacheFor is the writer's page cache for a database of size bytes.
-func writerCacheFor(size int64) int64 {
-	return min(max(size, minWriterCache), maxWriterCache)
-}
-
-// sizeWriterCache sets the writer connection's page cache for the
-// database's size. It runs at each group write, a few times an ingest, so
-// a connection opened again gets it back too. The size is the database's
-// pages as the transaction sees them: during an ingest most of them are
-// still in the WAL, and the file on disk grows only at a checkpoint.
-func (s *Store) sizeWriterCache(ctx context.Context, tx *sql.Tx) error {
-	var size int64
-	if err := tx.QueryRowContext(ctx, `SELECT p.page_count * s.page_size FROM pragma_page_count() p, pragma_page_size() s`).Scan(&size); err != nil {
-		return fmt.Errorf("size the page cache: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -writerCacheFor(size)>>10)); err != nil {
-		return fmt.Errorf("size the page cache: %w", err)
 	}
 	return nil
 }
