@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -19,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docgraph/docgraph/embedstore"
-	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/server"
 	"github.com/docgraph/docgraph/server/web"
 )
@@ -591,26 +588,6 @@ func TestServeWebPage(t *testing.T) {
 	srv := startAPI(t, e, server.HandlerConfig{})
 	if r := do(t, "POST", srv.URL+"/", ""); r.Status != http.StatusMethodNotAllowed {
 		t.Errorf("POST /: %d", r.Status)
-	}
-}
-
-// ingestDir ingests dir into a new store at db offline; failures are
-// allowed (a test may want a failed document).
-func ingestDir(t *testing.T, db, dir string) {
-	t.Helper()
-	emb := embedstore.NewHash()
-	s := pipeline.Settings{Store: db}
-	st, err := pipeline.OpenStore(context.Background(), s, emb, pipeline.NewMerger(emb))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p, err := pipeline.Offline(s, emb, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum, err := p.Ingest(context.Background(), []string{dir}, pipeline.Options{}); err != nil || sum.Added == 0 {
-		t.Fatalf("ingest: %+v %v", sum, err)
 	}
 }
 
