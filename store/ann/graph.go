@@ -332,7 +332,11 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 	}
 	for len(s.cands) > 0 {
 		c := s.cands.pop()
-		if len(s.res) >= ef && c.s < s.res[0].s {
+		// Hamming similarities are integers, so during construction
+		// many candidates tie with the farthest kept one; expanding those
+		// costs about 5% of the build and does not lower recall (measured
+		// on the offline embedder's vectors; BenchmarkRealBuild).
+		if len(s.res) >= ef && (c.s < s.res[0].s || c.s == s.res[0].s && s.lut == nil) {
 			break
 		}
 		blk := v.block(c.n, l)
@@ -425,11 +429,14 @@ func (b *builder) lock(i uint32) *sync.Mutex { return &b.locks[i&1023] }
 // kept before it. Deleted nodes are never chosen.
 func (b *builder) selectNeighbors(dst, cands []cand, max int) []cand {
 	dst = dst[:0]
+	// A graph being built has no deleted nodes; skipping the lookup spares
+	// a cache miss per candidate (the info words are an array of their own).
+	anyDeleted := atomic.LoadUint32(&b.v.h.Deleted) != 0
 	for _, c := range cands {
 		if len(dst) >= max {
 			break
 		}
-		if b.v.deleted(c.n) {
+		if anyDeleted && b.v.deleted(c.n) {
 			continue
 		}
 		cc := b.v.code(c.n)

@@ -411,3 +411,35 @@ func TestDenseRecall(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRealBuild builds an index from the vectors of ANN_F32 (one
+// file), as an ingest's closing build does, and reports the CPU per vector.
+// It runs only when asked: ANN_F32=/work/exp/relations.f32 go test
+// -run '^$' -bench RealBuild -benchtime 1x ./store/ann/
+func BenchmarkRealBuild(b *testing.B) {
+	file := os.Getenv("ANN_F32")
+	if file == "" || strings.Contains(file, ",") {
+		b.Skip("ANN_F32 (one file) not set")
+	}
+	vecs := loadF32(b, file, 384)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		w, err := OpenWriter(context.Background(), filepath.Join(b.TempDir(), "idx"), Options{Dim: 384})
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = w.Build(1, func(yield func(int64, []float32) bool) {
+			for i, v := range vecs {
+				if !yield(int64(i), v) {
+					return
+				}
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Close()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*len(vecs)), "cpu-us/vector")
+}

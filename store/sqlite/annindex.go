@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -289,31 +290,56 @@ func (a *annSet) close() error {
 // sync brings every index file up to the store's current generation, and
 // the passage graph file to its graph version, then prunes the vector log
 // up to what every index file holds.
+//
+// The files are brought up to date at once, each from a read snapshot of
+// its own (so each records the generation of the snapshot it read): a
+// file's build reads its vectors (and makes derived ones again) on one
+// core, and another file's graph build fills the other cores meanwhile.
 func (a *annSet) sync(ctx context.Context, closing bool) error {
 	s := a.s
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
+	type synced struct {
+		held, floor int64
+		err         error
 	}
-	defer tx.Rollback()
-	gen, err := readGeneration(ctx, tx)
-	if err != nil {
-		return err
+	results := make([]synced, len(a.kinds)+1)
+	var wg sync.WaitGroup
+	for i, k := range a.kinds {
+		wg.Go(func() {
+			r := &results[i]
+			r.err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+				gen, err := readGeneration(ctx, tx)
+				if err != nil {
+					return err
+				}
+				if r.floor, err = logFloor(ctx, tx); err != nil {
+					return err
+				}
+				r.held, err = a.syncKind(ctx, tx, k, gen, r.floor)
+				return err
+			})
+			if r.err != nil {
+				r.err = fmt.Errorf("index %s: %w", annNames[k.kind], r.err)
+			}
+		})
 	}
-	floor, err := logFloor(ctx, tx)
-	if err != nil {
-		return err
-	}
-	held := gen
-	for _, k := range a.kinds {
-		g, err := a.syncKind(ctx, tx, k, gen, floor)
-		if err != nil {
-			return fmt.Errorf("index %s: %w", annNames[k.kind], err)
+	wg.Go(func() {
+		r := &results[len(a.kinds)]
+		r.err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+			a.syncPassages(ctx, tx, closing)
+			return nil
+		})
+	})
+	wg.Wait()
+	held := int64(math.MaxInt64)
+	floor := int64(math.MaxInt64)
+	for i, r := range results {
+		if r.err != nil {
+			return r.err
 		}
-		held = min(held, g)
+		if i < len(a.kinds) {
+			held, floor = min(held, r.held), min(floor, r.floor)
+		}
 	}
-	a.syncPassages(ctx, tx, closing)
-	tx.Rollback()
 	a.synced = max(a.synced, held)
 	if cut := held - logKeep; cut > floor {
 		return s.retrying(ctx, func() error {
@@ -373,7 +399,15 @@ func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floo
 	// vectors changed, is built anew, on every core.
 	if have < floor || st.Live == 0 || changed > st.Live/2 || changed > total/2 {
 		var ierr error
-		if err := w.Build(uint64(gen), s.kindVectors(ctx, tx, k.kind, nil, &ierr)); err != nil {
+		vectors := s.kindVectors(ctx, tx, k.kind, nil, &ierr)
+		// The snapshot is needed only while the vectors are read: its
+		// connection goes back to the pool for the graph build, which
+		// takes longer (syncs of the other files read meanwhile).
+		released := func(yield func(int64, []float32) bool) {
+			defer tx.Rollback()
+			vectors(yield)
+		}
+		if err := w.Build(uint64(gen), released); err != nil {
 			return 0, err
 		}
 		if ierr != nil {
