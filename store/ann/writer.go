@@ -168,38 +168,37 @@ func writeAll(f *os.File, data []byte) error {
 // (when not nil) writing its contents, synced to disk. It returns the
 // temporary file's name.
 func newFile(path string, l layout, fill func(v *view) error) (string, error) {
+	data, err := anonMap(l.size)
+	if err != nil {
+		return "", err
+	}
+	defer unmapFile(data)
+	writeStatic(data, l)
+	if fill != nil {
+		if err := fill(newView(data, l)); err != nil {
+			return "", err
+		}
+	}
+	return writeNewFile(path, data)
+}
+
+// writeNewFile writes data, a whole file's image, to a new file beside
+// path, synced to disk, and returns the temporary file's name.
+func writeNewFile(path string, data []byte) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return "", err
 	}
 	name := f.Name()
-	fail := func(err error) (string, error) {
-		f.Close()
-		os.Remove(name)
-		return "", err
-	}
 	// CreateTemp makes the file private; readers may run as other users.
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	data, err := anonMap(l.size)
-	if err != nil {
-		return fail(err)
-	}
-	writeStatic(data, l)
-	if fill != nil {
-		err = fill(newView(data, l))
-	}
+	err = f.Chmod(0o644)
 	if err == nil {
 		err = writeAll(f, data)
 	}
-	if uerr := unmapFile(data); err == nil {
-		err = uerr
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
 		os.Remove(name)
 		return "", err
 	}

@@ -74,6 +74,7 @@ type annSet struct {
 	wroteAt time.Time // when
 	streams int       // Batcher runs under way
 	synced  int64     // newest generation every file holds
+	drafted int64     // newest generation draftStep was run for
 	running bool
 	done    chan struct{} // closed when the maintainer exits
 	closing bool
@@ -88,6 +89,9 @@ type annSet struct {
 	// What searches did, for tests: through a file, scanning every
 	// vector, and vectors scored from the log beside a lagging file.
 	searched, scanned, overlaid atomic.Int64
+	// What the maintainer did, for tests: the generation its last draft
+	// step covered, and the drafts it installed.
+	draftedGen, installed atomic.Int64
 }
 
 // annKind is the index file of one kind of vector.
@@ -99,6 +103,13 @@ type annKind struct {
 	r        *ann.Reader
 	checked  time.Time // when a missing or unusable file was last looked for
 	unusable bool
+
+	// The maintainer's draft of a file that a stream of writes is building
+	// anew (see draftStep): the generation it holds, and whether this
+	// stream found the file worth keeping instead.
+	draft    *ann.Draft
+	draftGen int64
+	noDraft  bool
 }
 
 func newANNSet(s *Store) *annSet {
@@ -223,8 +234,14 @@ func (a *annSet) maintain() {
 		target, closing, at, streaming := a.wrote, a.closing, a.wroteAt, a.streams > 0
 		a.mu.Unlock()
 		if streaming && !closing {
+			if a.draftStep(context.Background(), target) {
+				continue
+			}
 			<-a.wake
 			continue
+		}
+		for _, k := range a.kinds {
+			k.noDraft = false // the next stream looks again
 		}
 		if wait := time.Until(at.Add(syncIdle)); a.synced < target && !closing && wait > 0 {
 			select {
@@ -276,6 +293,10 @@ func (a *annSet) close() error {
 	}
 	var errs []error
 	for _, k := range a.kinds {
+		if k.draft != nil { // the maintainer failed to install it
+			k.draft.Close()
+			k.draft = nil
+		}
 		errs = append(errs, k.close())
 	}
 	a.mu.Lock()
@@ -380,6 +401,19 @@ func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floo
 		return 0, err
 	}
 	defer w.Close()
+	if d := k.draft; d != nil {
+		k.draft = nil
+		if err := a.advanceDraft(ctx, tx, k, d, gen, floor); err == nil {
+			// The snapshot is done with; linking the rest takes longer.
+			tx.Rollback()
+			if err := w.Install(d, uint64(gen)); err != nil {
+				return 0, err
+			}
+			a.installed.Add(1)
+			return gen, nil
+		}
+		d.Close() // built the usual way below
+	}
 	st := w.Stats()
 	have := int64(st.Generation)
 	if have >= gen && !st.Dirty {
@@ -442,6 +476,133 @@ func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floo
 		return 0, err
 	}
 	return gen, nil
+}
+
+// During a stream of writes (a bulk ingest), the files that the stream
+// builds anew (missing, empty, or too old for the vector log to bring up
+// to date) are drafted in memory instead of being left until the stream
+// ends: after each commit the maintainer adds what changed to each draft
+// and links it on one goroutine, on the core the single database writer
+// leaves idle; when the stream ends, sync links the last commits' vectors
+// on every core and installs the draft (ann.Writer.Install), so the file
+// is written once. A vector a later commit changes again is replaced in
+// the draft (its old node dropped when the draft is installed, if many
+// were).
+
+// draftStep brings the drafts up to the newest commit, as far as it gets
+// before the stream ends; it reports whether there was a commit to draft. A draft that fails is dropped, and its file
+// built the usual way when the stream ends.
+func (a *annSet) draftStep(ctx context.Context, target int64) bool {
+	if a.s.readOnly || a.kinds[0].path == "" || target <= a.drafted {
+		return false
+	}
+	a.drafted = target
+	for _, k := range a.kinds {
+		if k.noDraft || a.streamOver() {
+			continue
+		}
+		err := a.s.inSnapshot(ctx, func(tx *sql.Tx) error {
+			gen, err := readGeneration(ctx, tx)
+			if err != nil {
+				return err
+			}
+			floor, err := logFloor(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if k.draft == nil {
+				if !k.rebuilt(floor) {
+					k.noDraft = true
+					return nil
+				}
+				d, err := ann.NewDraft(ann.Options{Dim: a.s.emb.Dimension})
+				if err != nil {
+					return err
+				}
+				k.draft, k.draftGen = d, -1
+			}
+			return a.advanceDraft(ctx, tx, k, k.draft, gen, floor)
+		})
+		if err != nil {
+			if k.draft != nil {
+				k.draft.Close()
+				k.draft = nil
+			}
+			k.noDraft = true
+			continue
+		}
+		if k.draft != nil {
+			// Once the stream is over, sync links the rest on every core.
+			k.draft.LinkUntil(a.streamOver)
+		}
+	}
+	a.draftedGen.Store(target)
+	return true
+}
+
+// streamOver reports whether no stream of writes is under way any more
+// (or the store is closing).
+func (a *annSet) streamOver() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.streams == 0 || a.closing
+}
+
+// rebuilt reports whether the kind's file would be built anew: it is
+// missing, unusable or empty, or older than the vector log reaches.
+func (k *annKind) rebuilt(floor int64) bool {
+	r, err := ann.OpenReader(k.path)
+	if err != nil {
+		return true
+	}
+	defer r.Close()
+	return r.Len() == 0 || r.Dirty() || int64(r.Generation()) < floor
+}
+
+// advanceDraft adds to d what changed in snapshot tx (generation gen)
+// since the generation d holds: every row of the kind for a new draft,
+// else the ids the vector log names.
+func (a *annSet) advanceDraft(ctx context.Context, tx *sql.Tx, k *annKind, d *ann.Draft, gen, floor int64) error {
+	if gen <= k.draftGen {
+		return nil
+	}
+	s := a.s
+	var ierr error
+	if k.draftGen < 0 {
+		if err := d.Add(s.kindVectors(ctx, tx, k.kind, nil, &ierr)); err != nil {
+			return err
+		}
+	} else {
+		if k.draftGen < floor {
+			return errors.New("the vector log no longer reaches back to the draft")
+		}
+		var ids []int64
+		if err := collectInts(ctx, tx, &ids, `SELECT DISTINCT id FROM vector_log WHERE kind = ? AND gen > ?`, k.kind, k.draftGen); err != nil {
+			return err
+		}
+		present := make(map[int64]bool, len(ids))
+		err := d.Add(func(yield func(int64, []float32) bool) {
+			for id, v := range s.kindVectors(ctx, tx, k.kind, ids, &ierr) {
+				present[id] = true
+				if !yield(id, v) {
+					return
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if !present[id] {
+				d.Delete(id)
+			}
+		}
+	}
+	if ierr != nil {
+		return fmt.Errorf("read vectors: %w", ierr)
+	}
+	k.draftGen = gen
+	return nil
 }
 
 // kindCount counts the rows of a kind that have vectors.

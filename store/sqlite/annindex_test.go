@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/docgraph/docgraph/store"
 	"github.com/docgraph/docgraph/store/ann"
@@ -200,4 +201,114 @@ func TestDamagedIndexFile(t *testing.T) {
 		t.Fatalf("index not rebuilt: %v", err)
 	}
 	r.Close()
+}
+
+// TestStreamDraftsIndexFiles: a stream of writes into a new store builds
+// its index files as drafts while it goes on, and installs them when it
+// ends; the files then answer as scanning does, after documents were
+// rewritten (entities shared with others change) and deleted in the
+// middle of the stream. A stream into a store with index files changes
+// them in place instead.
+func TestStreamDraftsIndexFiles(t *testing.T) {
+	ctx := context.Background()
+	opts := storetest.Options()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(ctx, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := annDocs(16, opts.Embedder.Dimension)
+	// commit writes ws and waits for the maintainer's draft step.
+	commit := func(write func() error) {
+		t.Helper()
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		gen, _ := s.generation(ctx)
+		deadline := time.Now().Add(30 * time.Second)
+		for s.ann.draftedGen.Load() < gen {
+			if time.Now().After(deadline) {
+				t.Fatalf("no draft step for generation %d", gen)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	s.StreamStarted()
+	for lo := 0; lo < 12; lo += 3 {
+		commit(func() error { return s.WriteDocuments(ctx, docs[lo:lo+3]...) })
+	}
+	// Rewritten: the same document with other content (its old rows go),
+	// and one deleted.
+	again := synthetic(syntheticSize{docID: "a001-v2", path: docs[1].Document.Path,
+		chunks: 4, entities: 30, relations: 20, pool: 200, seed: 999, dim: opts.Embedder.Dimension})
+	again.Replaces = []string{docs[1].Document.ID}
+	commit(func() error { return s.WriteDocuments(ctx, again) })
+	commit(func() error { return s.DeleteDocument(ctx, docs[2].Document.ID) })
+	if err := s.WriteDocuments(ctx, docs[12:14]...); err != nil { // not drafted before the end
+		t.Fatal(err)
+	}
+	s.StreamEnded()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ann.installed.Load(); got != 3 {
+		t.Fatalf("%d index files installed from drafts, want 3", got)
+	}
+
+	s, err = Open(ctx, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, _ := s.generation(ctx)
+	for _, name := range annNames {
+		r, err := ann.OpenReader(path + ".ann-" + name)
+		if err != nil {
+			t.Fatalf("index %s: %v", name, err)
+		}
+		if int64(r.Generation()) != gen || r.Len() == 0 {
+			t.Errorf("index %s holds generation %d (%d vectors), the store is at %d", name, r.Generation(), r.Len(), gen)
+		}
+		r.Close()
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, w := range []*store.DocumentWrite{docs[0], again, docs[13]} {
+			q := w.Chunks[1].Embedding
+			c1, e1, r1 := searchAll(t, s, q, 8)
+			c2, e2, r2 := exactAll(t, s, q, 8)
+			if !slices.Equal(c1, c2) || !slices.Equal(e1, e2) || !slices.Equal(r1, r2) {
+				t.Errorf("%s, query %d: through the index\n%v %v %v\nscanning\n%v %v %v", when, i, c1, e1, r1, c2, e2, r2)
+			}
+		}
+		hits, err := s.SearchChunks(ctx, docs[2].Chunks[1].Embedding, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if h.DocID == docs[2].Document.ID || h.DocID == docs[1].Document.ID {
+				t.Errorf("%s: chunk %s of a deleted or replaced document found", when, h.ID)
+			}
+		}
+	}
+	check("after the drafted stream")
+	if s.ann.scanned.Load() != 0 || s.ann.overlaid.Load() != 0 {
+		t.Errorf("%d scans, %d vectors from the log: the files are not current", s.ann.scanned.Load(), s.ann.overlaid.Load())
+	}
+
+	// A second stream, into a store whose files are current: no drafts.
+	s.StreamStarted()
+	commit(func() error { return s.WriteDocuments(ctx, docs[14:]...) })
+	s.StreamEnded()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ann.installed.Load(); got != 0 {
+		t.Errorf("a stream into current files installed %d drafts", got)
+	}
+	s, err = Open(ctx, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check("after a second stream")
 }
