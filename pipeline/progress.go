@@ -27,7 +27,6 @@ type ProgressWriter struct {
 	// Prefix starts the wait lines printed without a bar ("ingest: ").
 	Prefix string
 
-
 	mu    sync.Mutex
 	w     io.Writer
 	bar   bool
