@@ -7,17 +7,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/eval"
 	"github.com/docgraph/docgraph/pipeline"
-	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
 	"github.com/docgraph/docgraph/server"
 )
@@ -127,124 +123,6 @@ func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.
 		return nil, err
 	}
 	return c.Options(emb, model)
-}
-
-func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
-	f := &opts.Paths
-	specs, err := f.specs()
-	if err != nil {
-		return err
-	}
-	if len(specs) > 1 {
-		return cli.Usagef("--paths: give one spec to a query (eval takes several)")
-	}
-	s, err := openSession(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	pc, err := f.config()
-	if err != nil {
-		return err
-	}
-	run, err := s.Paths(ctx, opts.Question, specs[0], pc, f.Seeds)
-	if err != nil {
-		return err
-	}
-	res, model, prompt := run.Result, s.Model, run.Prompt
-	if opts.ContextOnly {
-		fmt.Fprint(io.Out, prompt)
-		return nil
-	}
-	passages, sources, err := s.Passages(ctx, run)
-	if err != nil {
-		return err
-	}
-	if opts.Answer.Integrate != "" {
-		return integratePaths(ctx, opts, io, s, run, passages, sources)
-	}
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
-	server.Step(ctx, "answer")
-	if opts.JSON {
-		out := server.NewPathResponse(res, passages)
-		if model != nil && len(res.Paths) > 0 {
-			t := time.Now()
-			if out.Answer, err = retrieve.Generate(ctx, model, msgs, nil); err != nil {
-				return fmt.Errorf("answer: %w", err)
-			}
-			res.Timings["answer"] = time.Since(t)
-		}
-		return out.Write(ctx, io.Out)
-	}
-	printPaths(io, res, sources, run.Priority, run.Additional)
-	if model != nil && len(res.Paths) > 0 {
-		fmt.Fprintln(io.Out, "\nAnswer:")
-		out := &lineWriter{w: io.Out}
-		_, err := retrieve.Generate(ctx, model, msgs, out)
-		out.endLine()
-		if err != nil {
-			return out.cut(fmt.Errorf("answer: %w", err))
-		}
-	}
-	return nil
-}
-
-func printPaths(io streams, res *paths.Result, sources map[string]server.PathSource, priority, additional []paths.Path) {
-	var seeds []string
-	for _, s := range res.Seeds {
-		seeds = append(seeds, cli.Escape(s.Name))
-	}
-	if len(seeds) == 0 {
-		fmt.Fprintln(io.Out, "no entity of the graph is named in the question (try --seed NAME)")
-		return
-	}
-	fmt.Fprintf(io.Out, "seeds: %s\n", strings.Join(seeds, ", "))
-	fmt.Fprintf(io.Out, "%s: %d entities in the subgraph, %d candidate paths, %d kept (%s)\n",
-		res.Spec, res.Subgraph, res.Candidates, len(res.Paths), res.Timings["total"].Round(100*time.Microsecond))
-	for _, n := range res.Notes {
-		fmt.Fprintln(io.Out, "note:", cli.OneLine(n, 0))
-	}
-	list := func(title string, ps []paths.Path) {
-		if title != "" {
-			fmt.Fprintf(io.Out, "\n%s:\n", title)
-		} else {
-			fmt.Fprintln(io.Out)
-		}
-		for i, p := range ps {
-			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, cli.Escape(p.Text))
-			// Chunks grouped by document, in path order.
-			var docs []string
-			byDoc := map[string][]string{}
-			for _, c := range p.Chunks() {
-				s, ok := sources[c]
-				if !ok {
-					continue
-				}
-				d := displayPath(s.DocPath)
-				if _, seen := byDoc[d]; !seen {
-					docs = append(docs, d)
-				}
-				byDoc[d] = append(byDoc[d], strconv.Itoa(s.Index))
-			}
-			var from []string
-			for _, d := range docs {
-				word := "chunk"
-				if len(byDoc[d]) > 1 {
-					word = "chunks"
-				}
-				from = append(from, fmt.Sprintf("%s %s %s", d, word, strings.Join(byDoc[d], ", ")))
-			}
-			if len(from) > 0 {
-				fmt.Fprintf(io.Out, "    from: %s\n", strings.Join(from, "; "))
-			}
-		}
-	}
-	if additional != nil || res.Priority != nil {
-		list("High priority paths", priority)
-		list("Additional paths", additional)
-		return
-	}
-	list("", priority)
 }
 
 // metaqaFlags are `query eval --metaqa`'s own flags.
