@@ -358,6 +358,55 @@ func (r *Run) WriteIntegration(w io.Writer) {
 	}
 }
 
+// WriteText prints the run for people, streaming the answer when it
+// asks the model for one (Answer; an integrated answer must be in
+// already): the logic plan or the paths, then the answer and the sources
+// it cites; without a model, the ranked passages.
+func (run *Run) WriteText(ctx context.Context, w io.Writer) error {
+	switch {
+	case run.Path != nil:
+		run.WritePaths(w)
+		if run.Integration != nil {
+			fmt.Fprintln(w, "\nAnswer:")
+			run.WriteIntegration(w)
+		} else if run.Answerable() {
+			fmt.Fprintln(w, "\nAnswer:")
+			return run.Answer(ctx, w)
+		}
+	case run.Integration != nil:
+		run.WriteIntegration(w)
+		var cited []retrieve.Source
+		for _, s := range run.Sources {
+			if s.Cited {
+				cited = append(cited, s)
+			}
+		}
+		WriteSources(w, cited)
+	case run.Logic != nil:
+		run.WriteLogic(w)
+		if err := run.Answer(ctx, w); err != nil {
+			return err
+		}
+		WriteSources(w, run.AnswerResult.Cited())
+	case len(run.Result.Passages) == 0:
+		fmt.Fprintln(w, "no passages found (has anything been ingested into this store?)")
+	case run.s.Model == nil:
+		for i, p := range run.Result.Passages {
+			fmt.Fprintf(w, "[%d] %.4f  %s  (chunk %d)\n", i+1, p.Score, DisplayPath(p.DocPath), p.Index)
+			fmt.Fprintf(w, "    %s\n\n", termtext.Escape(termtext.Snippet(p.Text, 320)))
+		}
+	default:
+		if err := run.Answer(ctx, w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "\nSources:")
+		for _, s := range run.AnswerResult.Cited() {
+			fmt.Fprintf(w, "[%d] %s (chunk %d)\n", s.N, DisplayPath(s.DocPath), s.Index)
+		}
+	}
+	return nil
+}
+
 // WriteSources prints sources under a "Sources:" heading, nothing when
 // there are none.
 func WriteSources(w io.Writer, sources []retrieve.Source) {

@@ -120,7 +120,7 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 	if opts.MetaQA.Dir != "" {
 		limit := opts.Questions
 		if limit <= 0 {
-			limit = 200
+			limit = eval.DefaultMetaQAQuestions
 		}
 		reps, err := m.MetaQAAnswers(ctx, opts.MetaQA.Dir, opts.MetaQA.Hops, limit, opts.StoreDir)
 		if err != nil {

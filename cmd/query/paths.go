@@ -153,7 +153,7 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	}
 	limit := opts.Questions
 	if limit <= 0 {
-		limit = 200
+		limit = eval.DefaultMetaQAQuestions
 	}
 	qs, err := eval.LoadMetaQA(m.Dir, m.Hops, limit)
 	if err != nil {
@@ -182,22 +182,10 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	reports, ppr, baseline := res.Reports, res.PPR, res.Baseline
 	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"metaqa": reports, "ppr": ppr, "igraph_baseline": baseline})
+		return enc.Encode(res)
 	}
-	fmt.Fprintf(io.Out, "MetaQA dev, first %d questions per hop count, top-%d paths\n", limit, opts.Paths.topK())
-	if err := eval.WriteMetaQATable(io.Out, reports); err != nil {
-		return err
-	}
-	if len(ppr) > 0 {
-		fmt.Fprintf(io.Out, "\nPersonalized PageRank vs igraph PRPACK (damping %.2f, top-100, push eps %g):\n", ppr[0].Damping, ppr[0].PushEps)
-		eval.WritePPRTable(io.Out, ppr)
-		for _, b := range baseline {
-			fmt.Fprintln(io.Out, "baseline script:", b)
-		}
-	}
-	return nil
+	return res.WriteText(io.Out, limit, opts.Paths.topK())
 }

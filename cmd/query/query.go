@@ -15,7 +15,6 @@ import (
 
 	"github.com/docgraph/docgraph"
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/internal/termtext"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/server"
@@ -270,54 +269,7 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 			return run.Response().Write(ctx, io.Out)
 		}
 	}
-	return printRun(ctx, run, s.Model != nil, io.Out)
-}
-
-// printRun prints a run for people, streaming its answer (one that
-// integrates is already in).
-func printRun(ctx context.Context, run *server.Run, model bool, w io.Writer) error {
-	switch {
-	case run.Path != nil:
-		run.WritePaths(w)
-		if run.Integration != nil {
-			fmt.Fprintln(w, "\nAnswer:")
-			run.WriteIntegration(w)
-		} else if run.Answerable() {
-			fmt.Fprintln(w, "\nAnswer:")
-			return run.Answer(ctx, w)
-		}
-	case run.Integration != nil:
-		run.WriteIntegration(w)
-		var cited []retrieve.Source
-		for _, s := range run.Sources {
-			if s.Cited {
-				cited = append(cited, s)
-			}
-		}
-		server.WriteSources(w, cited)
-	case run.Logic != nil:
-		run.WriteLogic(w)
-		if err := run.Answer(ctx, w); err != nil {
-			return err
-		}
-		server.WriteSources(w, run.AnswerResult.Cited())
-	case len(run.Result.Passages) == 0:
-		fmt.Fprintln(w, "no passages found (has anything been ingested into this store?)")
-	case !model:
-		for i, p := range run.Result.Passages {
-			fmt.Fprintf(w, "[%d] %.4f  %s  (chunk %d)\n", i+1, p.Score, server.DisplayPath(p.DocPath), p.Index)
-			fmt.Fprintf(w, "    %s\n\n", cli.Escape(termtext.Snippet(p.Text, 320)))
-		}
-	default:
-		if err := run.Answer(ctx, w); err != nil {
-			return err
-		}
-		fmt.Fprintln(w, "\nSources:")
-		for _, s := range run.AnswerResult.Cited() {
-			fmt.Fprintf(w, "[%d] %s (chunk %d)\n", s.N, server.DisplayPath(s.DocPath), s.Index)
-		}
-	}
-	return nil
+	return run.WriteText(ctx, io.Out)
 }
 
 // openSession opens what a query reads: the embedder (the store's own
