@@ -30,6 +30,42 @@ import (
 // log-probabilities.
 const IntegrateLogits = "logits"
 
+// CheckAnswerMethods checks the answer-side settings of a run over
+// modes, integrate applying to those in integrated: integrate names a
+// known method and modes it works with, o's thresholds are probabilities,
+// and what needs a model (logic mode, integration) has one. Its messages
+// name query's flags.
+func CheckAnswerMethods(modes, integrated []string, integrate string, o retrieve.IntegrateOptions, haveModel bool) error {
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"tau-g", o.TauG}, {"tau-l", o.TauL}} {
+		if t.v < 0 || t.v > 1 {
+			return fmt.Errorf("--%s %v: a confidence is between 0 and 1", t.name, t.v)
+		}
+	}
+	switch integrate {
+	case "":
+	case IntegrateLogits:
+		for _, m := range integrated {
+			if m != retrieve.ModeMix && m != ModePath {
+				return fmt.Errorf("--integrate logits works with --mode mix or path, not %s", m)
+			}
+		}
+		if !haveModel {
+			return errors.New("--integrate logits needs --llm: it weighs the model's answers by their token log-probabilities, and offline there is no model to ask")
+		}
+	default:
+		return fmt.Errorf("--integrate %q: unknown method (available: logits)", integrate)
+	}
+	for _, m := range modes {
+		if m == retrieve.ModeLogic && !haveModel {
+			return errors.New("--mode logic needs --llm: the model decomposes the question into steps and checks their result (offline, use --mode mix)")
+		}
+	}
+	return nil
+}
+
 // Question is one question and how to answer it.
 type Question struct {
 	Text string

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/docgraph/docgraph/llm"
+	"github.com/docgraph/docgraph/retrieve"
 )
 
 // TestDeadlineErrorNamesTheStep: the deadline's message names the model
@@ -47,6 +49,35 @@ func TestDeadlineErrorNamesTheStep(t *testing.T) {
 			}
 			if !errors.Is(err, tt.err) {
 				t.Errorf("%v does not unwrap to %v", err, tt.err)
+			}
+		})
+	}
+}
+
+func TestCheckAnswerMethods(t *testing.T) {
+	ok := retrieve.IntegrateOptions{TauG: 0.5, TauL: 0.5}
+	tests := []struct {
+		name      string
+		modes     []string
+		integrate string
+		o         retrieve.IntegrateOptions
+		model     bool
+		want      string // "" for no error
+	}{
+		{"mix integrated", []string{"mix"}, IntegrateLogits, ok, true, ""},
+		{"path integrated", []string{"path"}, IntegrateLogits, ok, true, ""},
+		{"naive integrated", []string{"naive"}, IntegrateLogits, ok, true, "works with --mode mix or path, not naive"},
+		{"no model to integrate", []string{"mix"}, IntegrateLogits, ok, false, "--integrate logits needs --llm"},
+		{"unknown method", []string{"mix"}, "votes", ok, true, `--integrate "votes": unknown method`},
+		{"threshold out of range", []string{"mix"}, IntegrateLogits, retrieve.IntegrateOptions{TauG: 0.5, TauL: 1.5}, true, "--tau-l 1.5: a confidence is between 0 and 1"},
+		{"logic offline", []string{"logic"}, "", ok, false, "--mode logic needs --llm"},
+		{"logic", []string{"logic"}, "", ok, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckAnswerMethods(tt.modes, tt.modes, tt.integrate, tt.o, tt.model)
+			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("got %v, want %q", err, tt.want)
 			}
 		})
 	}

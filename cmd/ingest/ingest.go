@@ -118,7 +118,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	// Retries are printed above the bar, as they happen.
 	prog := pipeline.NewProgressWriter(io.Err, io.TTY && !opts.JSON, io.Width)
 	prog.Prefix = "ingest: "
-	retries := llm.WithLogger(slog.New(cli.LogHandler(prog, "ingest: llm")))
+	retries := llm.WithLogger(slog.New(llm.LineHandler(prog, "ingest: llm")))
 	models, st, err := openForIngest(ctx, opts, io, retries)
 	if err != nil {
 		return err

@@ -16,8 +16,6 @@ import (
 // retrieval with its pre-check (--mode logic). Both need a model; without
 // --llm they refuse with a message rather than run without one.
 
-const integrateLogits = server.IntegrateLogits
-
 // answerFlags are the answer-side flags query and eval share.
 type answerFlags struct {
 	fs         *pflag.FlagSet
@@ -41,40 +39,12 @@ func (f *answerFlags) options() retrieve.IntegrateOptions {
 // works with, the thresholds are probabilities and come with it, and what
 // needs a model has one.
 func (f *answerFlags) check(modes, integrated []string, llmSpec string) error {
-	noLLM := strings.TrimSpace(llmSpec) == ""
 	for _, name := range []string{"tau-g", "tau-l"} {
-		fl := f.fs.Lookup(name)
-		v := f.TauG
-		if name == "tau-l" {
-			v = f.TauL
-		}
-		if fl.Changed && f.Integrate == "" {
+		if f.fs.Lookup(name).Changed && f.Integrate == "" {
 			return fmt.Errorf("--%s is a threshold of --integrate logits; give --integrate logits too", name)
 		}
-		if v < 0 || v > 1 {
-			return fmt.Errorf("--%s %v: a confidence is between 0 and 1", name, v)
-		}
 	}
-	switch f.Integrate {
-	case "":
-	case integrateLogits:
-		for _, m := range integrated {
-			if m != retrieve.ModeMix && m != modePath {
-				return fmt.Errorf("--integrate logits works with --mode mix or path, not %s", m)
-			}
-		}
-		if noLLM {
-			return errors.New("--integrate logits needs --llm: it weighs the model's answers by their token log-probabilities, and offline there is no model to ask")
-		}
-	default:
-		return fmt.Errorf("--integrate %q: unknown method (available: logits)", f.Integrate)
-	}
-	for _, m := range modes {
-		if m == retrieve.ModeLogic && noLLM {
-			return errors.New("--mode logic needs --llm: the model decomposes the question into steps and checks their result (offline, use --mode mix)")
-		}
-	}
-	return nil
+	return server.CheckAnswerMethods(modes, integrated, f.Integrate, f.options(), strings.TrimSpace(llmSpec) != "")
 }
 
 // checkEval validates the answer flags of an eval run: --integrate adds

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/pflag"
-	"github.com/tmc/langchaingo/embeddings"
+
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/eval"
-	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve/paths"
 	"github.com/docgraph/docgraph/server"
 )
@@ -117,7 +116,7 @@ func (f *pathFlags) config() (server.PathConfig, error) {
 }
 
 // options turns the flags into retriever options.
-func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.Option, error) {
+func (f *pathFlags) options(emb embedstore.Embedder, model llms.Model) ([]paths.Option, error) {
 	c, err := f.config()
 	if err != nil {
 		return nil, err
@@ -151,34 +150,13 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	limit := opts.Questions
-	if limit <= 0 {
-		limit = eval.DefaultMetaQAQuestions
-	}
-	qs, err := eval.LoadMetaQA(m.Dir, m.Hops, limit)
-	if err != nil {
-		return err
-	}
-	// Model caches go beside a kept eval store, not into ./.docgraph.
-	modelSettings := pipeline.Settings{Embedder: opts.Embedder}
-	if opts.StoreDir != "" {
-		modelSettings.Store = "sqlite://" + filepath.Join(opts.StoreDir, "metaqa.db")
-	}
-	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, modelSettings)
-	if err != nil {
-		return err
-	}
-	defer done()
-	popts, err := opts.Paths.options(emb, model)
-	if err != nil {
-		return err
-	}
 	d, err := opts.Paths.damping()
 	if err != nil {
 		return err
 	}
-	res, err := eval.RunMetaQA(ctx, eval.MetaQARun{Dir: m.Dir, StoreDir: opts.StoreDir, Hops: m.Hops, Specs: specs, Options: popts,
-		TopK: opts.Paths.topK(), Igraph: len(opts.Baselines) > 0, Damping: d, PushEps: opts.Paths.PushEps, Log: io.Err}, qs, emb)
+	run := eval.MetaQARun{Dir: m.Dir, StoreDir: opts.StoreDir, Hops: m.Hops, Specs: specs, TopK: opts.Paths.topK(),
+		Igraph: len(opts.Baselines) > 0, Damping: d, PushEps: opts.Paths.PushEps, Log: io.Err}
+	res, err := eval.MeasureMetaQA(ctx, run, opts.Questions, opts.openModels, opts.Paths.options)
 	if err != nil {
 		return err
 	}
@@ -186,6 +164,10 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
+	}
+	limit := opts.Questions
+	if limit <= 0 {
+		limit = eval.DefaultMetaQAQuestions
 	}
 	return res.WriteText(io.Out, limit, opts.Paths.topK())
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/docgraph/docgraph"
 	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/server"
@@ -68,7 +69,7 @@ func (f *retrievalFlags) config() server.Config {
 	c := server.DefaultConfig()
 	c.Retrieval, c.LLM, c.MaxContextTokens, c.ResponseType, c.Client = f.Config, f.LLM, f.MaxContextTokens, f.ResponseType, f.Client
 	if f.Log != nil {
-		c.Logger = slog.New(cli.LogHandler(f.Log, "llm"))
+		c.Logger = slog.New(llm.LineHandler(f.Log, "llm"))
 	}
 	return c
 }
