@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -139,6 +141,16 @@ func (d *Drain) AbortOnSecond(sigs <-chan os.Signal, aborted func(os.Signal)) {
 			return
 		}
 	}
+}
+
+// NotifySignals has SIGINT and SIGTERM followed by AbortOnSecond (the
+// first is also the run's, which the caller turns into ending its
+// context); stop releases them, once the run is over.
+func (d *Drain) NotifySignals(aborted func(os.Signal)) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go d.AbortOnSecond(sigs, aborted)
+	return func() { signal.Stop(sigs) }
 }
 
 // AbortSignal is the signal AbortOnSecond aborted on, nil before one.

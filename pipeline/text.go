@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -347,4 +349,57 @@ func head(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// WatchLog prints a watch run's news as a person or a log reads it, one
+// line at a time whichever goroutine reports: each change of content to
+// Out (FileResult.ChangeLine, or with JSON the tidied result as a line of
+// JSON), each failure to Err after Prefix, and each sync's summary to Out
+// (Summary.WriteText and then Watching, or the tidied summary as JSON)
+// once Synced, when set, has run.
+type WatchLog struct {
+	Out, Err io.Writer
+	JSON     bool
+	Prefix   string
+	Watching string
+	Synced   func()
+
+	mu sync.Mutex
+}
+
+// Options are the watch options that report to l.
+func (l *WatchLog) Options() []WatchOption {
+	enc := json.NewEncoder(l.Out)
+	return []WatchOption{
+		WithOnChange(func(r FileResult) {
+			if r.Outcome == Unchanged {
+				return // an event without a content change (a touch, a save without edits)
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.JSON {
+				_ = enc.Encode(r.Tidy())
+				return
+			}
+			fmt.Fprintln(l.Out, r.ChangeLine(time.Now()))
+		}),
+		WithOnError(func(err error) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			fmt.Fprintln(l.Err, l.Prefix, termtext.OneLine(err.Error(), MaxErrorBytes))
+		}),
+		WithOnSynced(func(sum *Summary) {
+			if l.Synced != nil {
+				l.Synced()
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.JSON {
+				_ = enc.Encode(sum.Tidy())
+				return
+			}
+			sum.WriteText(l.Out)
+			fmt.Fprintln(l.Out, l.Watching)
+		}),
+	}
 }

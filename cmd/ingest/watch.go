@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -40,23 +36,21 @@ const hardExitDelay = 3 * time.Second
 type shutdown struct {
 	*pipeline.Drain
 	work context.Context
-	sigs chan os.Signal
+	stop func()
 }
 
 func newShutdown(ctx context.Context, timeout time.Duration, busy func() bool) *shutdown {
 	d := pipeline.NewDrain(ctx, timeout, busy)
-	s := &shutdown{Drain: d, work: d.Work(), sigs: make(chan os.Signal, 2)}
-	signal.Notify(s.sigs, os.Interrupt, syscall.SIGTERM)
-	go d.AbortOnSecond(s.sigs, func(sig os.Signal) {
+	stop := d.NotifySignals(func(sig os.Signal) {
 		code := cli.ExitCode(cli.Interrupted{Signal: sig})
 		time.AfterFunc(hardExitDelay, func() { os.Exit(code) })
 	})
-	return s
+	return &shutdown{Drain: d, work: d.Work(), stop: stop}
 }
 
 // close releases the signal handler; call it when the run is over.
 func (s *shutdown) close() {
-	signal.Stop(s.sigs)
+	s.stop()
 	s.Close()
 }
 
@@ -77,43 +71,9 @@ func (s *shutdown) settle(err error, w io.Writer) error {
 // runWatch syncs the folders, then applies their changes until the first
 // signal (graceful) or a second one (immediate, still atomic per document).
 func runWatch(ctx context.Context, sd *shutdown, opts *ingestOptions, io streams, p *pipeline.Pipeline, prog *pipeline.ProgressWriter) error {
-	var (
-		mu  sync.Mutex
-		enc = json.NewEncoder(io.Out)
-	)
-	logChange := func(r pipeline.FileResult) {
-		if r.Outcome == pipeline.Unchanged {
-			return // an event without a content change (a touch, a save without edits)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if opts.JSON {
-			_ = enc.Encode(r.Tidy())
-			return
-		}
-		fmt.Fprintln(io.Out, r.ChangeLine(time.Now()))
-	}
-	err := p.Watch(sd.work, opts.Paths,
-		pipeline.WithDebounce(opts.Debounce),
-		pipeline.WithStop(ctx.Done()),
-		pipeline.WithOnChange(logChange),
-		pipeline.WithOnError(func(err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintln(io.Err, "ingest:", cli.OneLine(err.Error(), pipeline.MaxErrorBytes))
-		}),
-		pipeline.WithOnSynced(func(sum *pipeline.Summary) {
-			prog.Finish()
-			mu.Lock()
-			defer mu.Unlock()
-			if opts.JSON {
-				_ = enc.Encode(sum.Tidy())
-			} else {
-				sum.WriteText(io.Out)
-				fmt.Fprintf(io.Out, "watching %d folder(s) for changes (debounce %s); Ctrl-C to stop\n", len(opts.Paths), opts.Debounce)
-			}
-		}),
-	)
+	wl := &pipeline.WatchLog{Out: io.Out, Err: io.Err, JSON: opts.JSON, Prefix: "ingest:", Synced: prog.Finish,
+		Watching: fmt.Sprintf("watching %d folder(s) for changes (debounce %s); Ctrl-C to stop", len(opts.Paths), opts.Debounce)}
+	err := p.Watch(sd.work, opts.Paths, append(wl.Options(), pipeline.WithDebounce(opts.Debounce), pipeline.WithStop(ctx.Done()))...)
 	if err = sd.settle(err, io.Err); err != nil {
 		return err
 	}

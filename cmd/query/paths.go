@@ -26,25 +26,9 @@ const modePath = server.ModePath
 // own default when the user did not set them.
 type pathFlags struct {
 	fs *pflag.FlagSet
-
-	Specs       []string
-	MaxEnt      int
-	MaxHop      int
-	BeamWidth   int
-	MaxBeam     int
-	TopK        int
-	Damping     float64
-	Restart     float64
-	PushEps     float64
-	Triple      bool
-	Dynamic     bool
-	PerTarget   int
-	MaxPaths    int
-	PerEnd      int
-	Seeds       []string
-	Filter      string
-	FIThreshold float64
-	FICoarse    int
+	server.PathConfig
+	Restart float64
+	Seeds   []string
 }
 
 func (f *pathFlags) add(fs *pflag.FlagSet) {
@@ -110,9 +94,9 @@ func (f *pathFlags) config() (server.PathConfig, error) {
 	if err != nil {
 		return server.PathConfig{}, err
 	}
-	return server.PathConfig{Specs: f.Specs, MaxEnt: f.MaxEnt, MaxHop: f.MaxHop, BeamWidth: f.BeamWidth, MaxBeam: f.MaxBeam,
-		TopK: f.topK(), Damping: d, PushEps: f.PushEps, Triple: f.Triple, Dynamic: f.Dynamic, PerTarget: f.PerTarget,
-		MaxPaths: f.MaxPaths, PerEnd: f.PerEnd, Filter: f.Filter, FIThreshold: f.FIThreshold, FICoarse: f.FICoarse}, nil
+	c := f.PathConfig
+	c.TopK, c.Damping = f.topK(), d
+	return c, nil
 }
 
 // options turns the flags into retriever options.
