@@ -330,11 +330,13 @@ type Bench struct {
 	Questions int
 	// Concurrency is how many passages are ingested at once.
 	Concurrency int
-	// StoreDir keeps the ingested stores and reuses them (""; a temporary
+	// StoreDir keeps the ingested stores and reuses them ("": a temporary
 	// folder).
 	StoreDir string
-	MetaQA   string
-	Hops     []int
+	// MetaQA, when set, is a MetaQA directory whose questions of each hop
+	// count in Hops are answered too.
+	MetaQA string
+	Hops   []int
 }
 
 // Run measures b with the models open opens, their caches beside the
