@@ -17,6 +17,7 @@ import (
 	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
+	"github.com/docgraph/docgraph/retrieve/paths"
 	"github.com/docgraph/docgraph/splitter"
 	"github.com/docgraph/docgraph/store"
 )
@@ -309,4 +310,93 @@ func chunkDocIDs(hits []store.ChunkHit) []string {
 		ids[i] = h.DocID
 	}
 	return ids
+}
+
+// OpenModels opens a run's embedder and chat model (nil: none), keeping
+// their caches in the store storeURL names ("": the default place); done
+// releases them.
+type OpenModels func(ctx context.Context, storeURL string) (emb embedstore.Embedder, model llms.Model, done func(), err error)
+
+// Bench is a benchmark run as `query eval --dataset` makes it: Methods
+// measured on each of Datasets and, when MetaQA names a directory, on
+// its questions of each hop count in Hops.
+type Bench struct {
+	// Methods are what is measured; Run fills in their models.
+	Methods Methods
+	// Datasets are benchmark directories (Load).
+	Datasets []string
+	// Questions keeps the first that many questions of each dataset (0:
+	// all) and of each MetaQA hop count (0: DefaultMetaQAQuestions).
+	Questions int
+	// Concurrency is how many passages are ingested at once.
+	Concurrency int
+	// StoreDir keeps the ingested stores and reuses them ("": a temporary
+	// folder).
+	StoreDir string
+	// MetaQA, when set, is a MetaQA directory whose questions of each hop
+	// count in Hops are answered too.
+	MetaQA string
+	Hops   []int
+}
+
+// Run measures b with the models open opens, their caches beside the
+// run's stores. Each mode retrieves at least the most passages a recall
+// is reported at.
+func (b Bench) Run(ctx context.Context, open OpenModels) ([]*Report, error) {
+	dir, cleanup, err := WorkDir(b.StoreDir, "docgraph-eval-")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	emb, model, done, err := open(ctx, "sqlite://"+filepath.Join(dir, "eval.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	m := b.Methods
+	m.Embedder, m.Model = emb, model
+	m.Retrieval.TopK = max(m.Retrieval.TopK, slices.Max(Ks))
+	reports, err := m.RunDatasets(ctx, b.Datasets, b.Questions, dir, b.Concurrency)
+	if err != nil || b.MetaQA == "" {
+		return reports, err
+	}
+	reps, err := m.MetaQAAnswers(ctx, b.MetaQA, b.Hops, metaQAQuestions(b.Questions), b.StoreDir)
+	if err != nil {
+		return nil, err
+	}
+	return append(reports, reps...), nil
+}
+
+// metaQAQuestions is how many questions of each hop count to take when
+// n were asked for (0: DefaultMetaQAQuestions).
+func metaQAQuestions(n int) int {
+	if n <= 0 {
+		return DefaultMetaQAQuestions
+	}
+	return n
+}
+
+// MeasureMetaQA is `query eval --metaqa`: run on the first questions of
+// each hop count (0: DefaultMetaQAQuestions), with the models open opens
+// (their caches beside a kept store, in run.StoreDir) and each spec's
+// retriever built with the options options gives for them.
+func MeasureMetaQA(ctx context.Context, run MetaQARun, questions int, open OpenModels,
+	options func(embedstore.Embedder, llms.Model) ([]paths.Option, error)) (*MetaQAResult, error) {
+	qs, err := LoadMetaQA(run.Dir, run.Hops, metaQAQuestions(questions))
+	if err != nil {
+		return nil, err
+	}
+	storeURL := ""
+	if run.StoreDir != "" {
+		storeURL = "sqlite://" + filepath.Join(run.StoreDir, "metaqa.db")
+	}
+	emb, model, done, err := open(ctx, storeURL)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if run.Options, err = options(emb, model); err != nil {
+		return nil, err
+	}
+	return RunMetaQA(ctx, run, qs, emb)
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,4 +131,33 @@ func (run MetaQARun) comparePPR(ctx context.Context, qs map[int][]MetaQAQuestion
 		reports = append(reports, rep)
 	}
 	return reports, lines, nil
+}
+
+// DefaultMetaQAQuestions is how many questions of each hop count a MetaQA
+// evaluation takes unless told.
+const DefaultMetaQAQuestions = 200
+
+// MarshalJSON writes the result as `query eval --metaqa --json` prints
+// it: the reports under "metaqa", the PPR comparison under "ppr" and the
+// baseline script's lines under "igraph_baseline".
+func (r *MetaQAResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"metaqa": r.Reports, "ppr": r.PPR, "igraph_baseline": r.Baseline})
+}
+
+// WriteText prints the result for people: the table of the specs on the
+// first questions questions of each hop count, keeping topK paths, then
+// the PPR comparison when there is one.
+func (r *MetaQAResult) WriteText(w io.Writer, questions, topK int) error {
+	fmt.Fprintf(w, "MetaQA dev, first %d questions per hop count, top-%d paths\n", questions, topK)
+	if err := WriteMetaQATable(w, r.Reports); err != nil {
+		return err
+	}
+	if len(r.PPR) > 0 {
+		fmt.Fprintf(w, "\nPersonalized PageRank vs igraph PRPACK (damping %.2f, top-100, push eps %g):\n", r.PPR[0].Damping, r.PPR[0].PushEps)
+		WritePPRTable(w, r.PPR)
+		for _, b := range r.Baseline {
+			fmt.Fprintln(w, "baseline script:", b)
+		}
+	}
+	return nil
 }

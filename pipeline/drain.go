@@ -2,7 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +30,7 @@ type Drain struct {
 	timedOut bool
 	waiting  bool // work was cancelled while model calls were in flight
 	aborted  bool
+	signal   os.Signal // the signal that aborted, if one did
 }
 
 // drainPoll is how often a stopping run looks for model calls in flight.
@@ -110,4 +115,64 @@ func (d *Drain) Why() (timedOut, waiting, aborted bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.timedOut, d.waiting, d.aborted
+}
+
+// AbortOnSecond follows sigs, the signals that stop the run, until the
+// drain is over: the first is the run's own (its context ends, and
+// documents in flight may finish), the second aborts, rolling them back,
+// and then hears it in aborted (nil: nothing more).
+func (d *Drain) AbortOnSecond(sigs <-chan os.Signal, aborted func(os.Signal)) {
+	signals := 0
+	for {
+		select {
+		case <-d.Done():
+			return
+		case sig := <-sigs:
+			if signals++; signals < 2 {
+				continue
+			}
+			d.mu.Lock()
+			d.signal = sig
+			d.mu.Unlock()
+			d.Abort()
+			if aborted != nil {
+				aborted(sig)
+			}
+			return
+		}
+	}
+}
+
+// NotifySignals has SIGINT and SIGTERM followed by AbortOnSecond (the
+// first is also the run's, which the caller turns into ending its
+// context); stop releases them, once the run is over.
+func (d *Drain) NotifySignals(aborted func(os.Signal)) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go d.AbortOnSecond(sigs, aborted)
+	return func() { signal.Stop(sigs) }
+}
+
+// AbortSignal is the signal AbortOnSecond aborted on, nil before one.
+func (d *Drain) AbortSignal() os.Signal {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.signal
+}
+
+// Settle is err, the error of a run under Work, as a user should see it:
+// a run the drain stopped (its timeout ran out, or model calls were in
+// flight when it ended) stopped cleanly, so err becomes nil and note says
+// what happened to the documents in flight.
+func (d *Drain) Settle(err error) (settled error, note string) {
+	timedOut, waiting, _ := d.Why()
+	switch {
+	case err == nil:
+		return nil, ""
+	case waiting && errors.Is(err, context.Canceled):
+		return nil, "stopped while waiting for the model: the calls in flight were cancelled, and the documents in flight were rolled back and will be resumed on the next run"
+	case timedOut && errors.Is(err, context.Canceled):
+		return nil, "shutdown timeout reached: documents in flight were rolled back and will be resumed on the next run"
+	}
+	return err, ""
 }

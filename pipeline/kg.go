@@ -250,3 +250,24 @@ func truncateRunes(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n]) + "…"
 }
+
+// ImportTriplesFiles imports each of paths (ImportTriples), one document
+// each, handing every result to each (nil: none) as it is done; failed
+// counts the imports that failed. Once ctx ends it stops after the file at
+// hand, returning ctx's error.
+func (p *Pipeline) ImportTriplesFiles(ctx context.Context, paths []string, each func(FileResult)) (results []FileResult, failed int, err error) {
+	for _, path := range paths {
+		r := p.ImportTriples(ctx, path)
+		results = append(results, r)
+		if r.Error != "" {
+			failed++
+		}
+		if each != nil {
+			each(r)
+		}
+		if err := ctx.Err(); err != nil {
+			return results, failed, err
+		}
+	}
+	return results, failed, nil
+}

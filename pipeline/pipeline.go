@@ -1020,3 +1020,24 @@ func fileKind(m fs.FileMode) string {
 	}
 	return "not readable as a document"
 }
+
+// Conclude completes sum, what Ingest returned with err, once the run is
+// over: it adds the statistics of models (nil: none), and after a run that
+// changed the store it builds the store's vector caches, so that the
+// first query is fast. A cache that cannot be built costs only speed.
+func (p *Pipeline) Conclude(ctx context.Context, sum *Summary, models *Models, err error) {
+	if w, ok := p.Store.(interface{ SaveSidecars(context.Context) error }); ok && err == nil && sum != nil && sum.Added+sum.Updated+sum.Deleted+sum.Renamed > 0 {
+		// Streamed from the rows: ingest searches nothing, so it holds no
+		// matrix.
+		_ = w.SaveSidecars(ctx)
+	}
+	if sum == nil || models == nil {
+		return
+	}
+	sum.LLM = models.Stats()
+	if sum.LLM != nil && sum.LLM.UnusableAnswers > int64(sum.UnusableAnswers) {
+		// The documents' counts leave out those rolled back when the run
+		// stopped; the model's count has every answer of the run.
+		sum.UnusableAnswers = int(sum.LLM.UnusableAnswers)
+	}
+}

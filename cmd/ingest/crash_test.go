@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/internal/clitest"
 	"github.com/docgraph/docgraph/store"
 )
 

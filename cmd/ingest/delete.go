@@ -70,7 +70,7 @@ func runDelete(ctx context.Context, opts *deleteOptions, io streams) error {
 	} else {
 		for _, r := range deleted {
 			fmt.Fprintf(io.Out, "deleted %s (doc %s): %d chunks, %d entities and %d relations removed\n",
-				cli.Escape(r.Path), shortID(r.DocID), r.Chunks, r.Entities, r.Relations)
+				cli.Escape(r.Path), pipeline.ShortID(r.DocID), r.Chunks, r.Entities, r.Relations)
 		}
 	}
 	if len(missing) > 0 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/internal/clitest"
 	"github.com/docgraph/docgraph/pipeline"
 )
 

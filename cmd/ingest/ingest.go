@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,8 +116,9 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 		return runDryRun(ctx, opts, io)
 	}
 	// Retries are printed above the bar, as they happen.
-	prog := newProgress(io, io.TTY && !opts.JSON)
-	retries := llm.WithLogger(slog.New(cli.LogHandler(prog, "ingest: llm")))
+	prog := pipeline.NewProgressWriter(io.Err, io.TTY && !opts.JSON, io.Width)
+	prog.Prefix = "ingest: "
+	retries := llm.WithLogger(slog.New(llm.LineHandler(prog, "ingest: llm")))
 	models, st, err := openForIngest(ctx, opts, io, retries)
 	if err != nil {
 		return err
@@ -135,38 +134,27 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 			return err
 		}
 	}
-	prog.watchWaits(models.Waits, waitTick)
-	defer prog.stop()
+	prog.WatchWaits(models.Waits, waitTick)
+	defer prog.Stop()
 	// A signal cancels the model calls in flight at once instead of
 	// letting the documents finish.
 	sd := newShutdown(ctx, opts.ShutdownTimeout, models.Busy)
 	defer sd.close()
+	p.Progress = prog
 	if opts.Watch {
 		return runWatch(ctx, sd, opts, io, p, prog)
 	}
-	p.Progress = prog
 	sum, err := p.Ingest(sd.work, opts.Paths, pipeline.Options{Prune: opts.Prune, Stop: ctx.Done()})
 	err = sd.settle(err, io.Err)
-	prog.finish()
-	if w, ok := st.(interface{ SaveSidecars(context.Context) error }); ok && err == nil && sum.Added+sum.Updated+sum.Deleted+sum.Renamed > 0 {
-		// Build the vector caches now so the first query is fast (streamed
-		// from the rows: ingest searches nothing, so it holds no matrix); a
-		// failure here costs only speed.
-		_ = w.SaveSidecars(ctx)
-	}
+	prog.Finish()
+	p.Conclude(ctx, sum, models, err)
 	if sum != nil {
-		sum.LLM = models.Stats()
-		if sum.LLM != nil && sum.LLM.UnusableAnswers > int64(sum.UnusableAnswers) {
-			// The documents' counts leave out those rolled back when the run
-			// stopped; the model's count has every answer of the run.
-			sum.UnusableAnswers = int(sum.LLM.UnusableAnswers)
-		}
 		if opts.JSON {
-			if jerr := writeJSON(io.Out, tidySummary(sum)); jerr != nil {
+			if jerr := writeJSON(io.Out, sum.Tidy()); jerr != nil {
 				return jerr
 			}
 		} else {
-			printSummary(io.Out, sum)
+			sum.WriteText(io.Out)
 		}
 	}
 	if store.DiskFull(err) {
@@ -202,7 +190,7 @@ func unusableAnswersError(ue *ner.UnusableAnswersError) error {
 // answered nothing for the stall window.
 func stallError(se *llm.StallError) error {
 	return fmt.Errorf("stopped: %s; no more chunks were sent, and the documents in flight were rolled back and are retried on the next run; "+
-		"check that the endpoint is up and serves the model --llm names, or raise --llm-stall", cli.OneLine(se.Error(), maxErrorBytes))
+		"check that the endpoint is up and serves the model --llm names, or raise --llm-stall", cli.OneLine(se.Error(), pipeline.MaxErrorBytes))
 }
 
 // waitTick is how often the progress looks at the model calls in flight:
@@ -216,15 +204,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// Output limits: a failure's reason and a warning are one line each, cut
-// to these many bytes (a warning quoting a PDF content stream must not
-// flood the log), and the text summary lists this many warnings.
-const (
-	maxErrorBytes   = 600
-	maxWarningBytes = 300
-	maxWarningLines = 20
-)
-
 // openForIngest builds the models and opens the store, saying so when
 // the store's own embedder is used (pipeline.OpenForWrite).
 func openForIngest(ctx context.Context, opts *ingestOptions, io streams, extra ...llm.Option) (*pipeline.Models, store.Store, error) {
@@ -234,139 +213,6 @@ func openForIngest(ctx context.Context, opts *ingestOptions, io streams, extra .
 			held.Name, held.Dimension, held.Spec())
 	}
 	return models, st, err
-}
-
-func printSummary(w io.Writer, s *pipeline.Summary) {
-	fmt.Fprintf(w, "documents: %d added, %d updated, %d unchanged, %d renamed, %d duplicate, %d deleted, %d failed, %d in progress elsewhere (%s)\n",
-		s.Added, s.Updated, s.Unchanged, s.Renamed, s.Duplicate, s.Deleted, s.Failed, s.Claimed, s.Duration.Round(time.Millisecond))
-	fmt.Fprintf(w, "written: %d chunks, %d entity mentions, %d relation mentions; names resolved to another name of their document: %d\n",
-		s.ChunksWritten, s.EntityMentions, s.RelationMentions, s.EntitiesMerged)
-	if wr := s.Writes; wr != nil && wr.Documents+wr.Failed > 0 {
-		fmt.Fprintf(w, "writes: %s in %s, %s (deadlocks, busy store, lost connection), %s redone one document at a time\n",
-			counted(wr.Documents, "document"), counted(wr.Transactions, "transaction"),
-			counted(wr.Retries, "transaction retry"), counted(wr.Fallbacks, "group"))
-	}
-	if t := s.Totals; t != nil {
-		fmt.Fprintf(w, "store: %d documents, %d chunks, %d entities, %d relations, %d mentions (embedder %s/%d)\n",
-			t.Documents, t.Chunks, t.Entities, t.Relations, t.Mentions, t.Embedder.Name, t.Embedder.Dimension)
-	}
-	if m := s.LLM; m != nil {
-		fmt.Fprintf(w, "llm %s: %d calls, %d cache hits, %d retries, %d failures, %d prompt + %d completion tokens",
-			m.Model, m.Calls, m.CacheHits, m.Retries, m.Failures, m.PromptTokens, m.CompletionTokens)
-		if m.EmbedCalls+m.EmbedCacheHits > 0 {
-			fmt.Fprintf(w, "; embeddings: %d calls, %d cache hits", m.EmbedCalls, m.EmbedCacheHits)
-		}
-		if m.RejectedRecords+m.JudgeInvalid > 0 {
-			fmt.Fprintf(w, "; %d malformed records, %d unparseable judge answers", m.RejectedRecords, m.JudgeInvalid)
-		}
-		fmt.Fprintln(w)
-	}
-	for _, f := range s.Failures {
-		fmt.Fprintf(w, "failed: %s\n", cli.OneLine(f.Error, maxErrorBytes))
-	}
-	if s.UnusableAnswers > 0 {
-		fmt.Fprintf(w, "unusable answers: %d (no record in the extraction format; check --llm)\n", s.UnusableAnswers)
-	}
-	if m := s.LLM; m != nil && m.UnusableSummaries > 0 {
-		fmt.Fprintf(w, "unusable summaries: %d (descriptions kept cut to --description-tokens instead), the first: %s\n",
-			m.UnusableSummaries, cli.OneLine(m.UnusableSummary, maxWarningBytes))
-	}
-	if s.Warnings > 0 {
-		fmt.Fprintf(w, "warnings: %d in %d files\n", s.Warnings, len(s.Warned))
-		shown := 0
-		for _, r := range s.Warned {
-			for _, warn := range r.Warnings {
-				if shown++; shown <= maxWarningLines {
-					fmt.Fprintf(w, "warning: %s\n", warningLine(r.Path, warn))
-				}
-			}
-		}
-		if shown > maxWarningLines {
-			fmt.Fprintf(w, "warning: ... %d more (--json lists them all)\n", shown-maxWarningLines)
-		}
-	}
-	if s.Unsupported > 0 {
-		fmt.Fprintf(w, "not ingested, as of no supported type: %s (--json lists them)\n", unsupportedCounts(s.UnsupportedFiles))
-	}
-	if s.Skipped > 0 {
-		fmt.Fprintf(w, "stopped: %d files not started; they are picked up by the next run\n", s.Skipped)
-	}
-}
-
-// claimedLine says who holds a document this run left alone.
-func claimedLine(r pipeline.FileResult) string {
-	return "in progress elsewhere, by " + cli.Escape(r.ClaimedBy)
-}
-
-// warningLine is one warning of one file, as one bounded line.
-func warningLine(path, warning string) string {
-	return cli.OneLine(path+": "+warning, maxWarningBytes)
-}
-
-// unsupportedCounts groups passed-over files by reason, most common first:
-// "12 no file extension, 3 unsupported file type .go".
-func unsupportedCounts(rs []pipeline.FileResult) string {
-	counts := map[string]int{}
-	for _, r := range rs {
-		counts[r.Error]++
-	}
-	reasons := make([]string, 0, len(counts))
-	for r := range counts {
-		reasons = append(reasons, r)
-	}
-	sort.Slice(reasons, func(i, j int) bool {
-		if counts[reasons[i]] != counts[reasons[j]] {
-			return counts[reasons[i]] > counts[reasons[j]]
-		}
-		return reasons[i] < reasons[j]
-	})
-	parts := make([]string, len(reasons))
-	for i, r := range reasons {
-		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// tidySummary is s for --json with each failure and warning cut to one line.
-func tidySummary(s *pipeline.Summary) *pipeline.Summary {
-	out := *s
-	out.Failures = tidyResults(s.Failures)
-	out.Warned = tidyResults(s.Warned)
-	out.ClaimedFiles = tidyResults(s.ClaimedFiles)
-	return &out
-}
-
-func tidyResults(rs []pipeline.FileResult) []pipeline.FileResult {
-	out := make([]pipeline.FileResult, len(rs))
-	for i, r := range rs {
-		out[i] = tidyResult(r)
-	}
-	return out
-}
-
-// tidyResult cuts r's error and warnings to one line each.
-func tidyResult(r pipeline.FileResult) pipeline.FileResult {
-	r.Error = cli.OneLine(r.Error, maxErrorBytes)
-	if len(r.Warnings) > 0 {
-		ws := make([]string, len(r.Warnings))
-		for i, w := range r.Warnings {
-			ws[i] = cli.OneLine(w, maxWarningBytes)
-		}
-		r.Warnings = ws
-	}
-	return r
-}
-
-// counted is n with its noun, plural unless n is 1 ("1 transaction",
-// "3 transaction retries").
-func counted[N int | int64](n N, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	if strings.HasSuffix(noun, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // runDryRun opens what exists (store, LLM cache) and prints what an
@@ -379,18 +225,6 @@ func runDryRun(ctx context.Context, opts *ingestOptions, io streams) error {
 	if opts.JSON {
 		return writeJSON(io.Out, sum)
 	}
-	fmt.Fprintf(io.Out, "dry run: %d documents to build in %d chunks; %d unchanged, %d failed, %d unsupported files\n",
-		sum.Documents, sum.Chunks, sum.Unchanged, sum.Failed, sum.Unsupported)
-	if len(sum.Models) == 0 {
-		fmt.Fprintln(io.Out, "no model calls would be made (offline extraction; give --llm to estimate a model's)")
-	}
-	for _, m := range sum.Models {
-		fmt.Fprintf(io.Out, "llm %s: %d chunks, %d extraction calls with %d prompt tokens to send; %d cache hits (%d prompt tokens not sent)\n",
-			m.Model, m.Chunks, m.Calls, m.PromptTokens, m.CacheHits, m.CachedPromptTokens)
-		if m.Gleaning > 0 {
-			fmt.Fprintf(io.Out, "llm %s: gleaning not estimated: up to %s more per chunk, each resending the conversation, as the answers decide\n", m.Model, counted(m.Gleaning, "round"))
-		}
-	}
-	fmt.Fprintln(io.Out, "nothing was written")
+	sum.WriteText(io.Out)
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/docgraph/docgraph"
-	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/internal/clitest"
 	"os"
 	"path/filepath"
 	"strings"

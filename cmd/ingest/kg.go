@@ -31,27 +31,14 @@ func pathsOrKG(cmd *cobra.Command, args []string) error {
 // when nothing else is to be ingested, or when an import failed (the PATH
 // arguments then wait for a run whose imports succeed).
 func importKG(ctx context.Context, opts *ingestOptions, io streams, p *pipeline.Pipeline) (done bool, err error) {
-	var results []pipeline.FileResult
-	failed := 0
-	for _, path := range opts.KGTriples {
-		r := p.ImportTriples(ctx, path)
-		results = append(results, r)
-		line := fmt.Sprintf("kg %s %s (%d chunks, %d entity mentions, %d relation mentions", r.Outcome, cli.Escape(r.Path), r.Chunks, r.Entities, r.Relations)
-		if r.Rejected > 0 {
-			line += fmt.Sprintf(", %d malformed lines skipped", r.Rejected)
-		}
-		line += ", " + r.Duration.Round(1e6).String() + ")"
-		if r.Error != "" {
-			line = "kg failed: " + cli.OneLine(r.Error, maxErrorBytes)
-			failed++
-		}
-		fmt.Fprintln(io.Err, line)
+	results, failed, err := p.ImportTriplesFiles(ctx, opts.KGTriples, func(r pipeline.FileResult) {
+		fmt.Fprintln(io.Err, r.ImportLine())
 		for _, w := range r.Warnings {
-			fmt.Fprintf(io.Err, "warning: %s\n", warningLine(r.Path, w))
+			fmt.Fprintf(io.Err, "warning: %s\n", pipeline.WarningLine(r.Path, w))
 		}
-		if err := ctx.Err(); err != nil {
-			return true, err
-		}
+	})
+	if err != nil {
+		return true, err
 	}
 	if len(opts.Paths) > 0 {
 		if failed > 0 {
@@ -61,7 +48,7 @@ func importKG(ctx context.Context, opts *ingestOptions, io streams, p *pipeline.
 		return false, nil
 	}
 	if opts.JSON {
-		if err := writeJSON(io.Out, tidyResults(results)); err != nil {
+		if err := writeJSON(io.Out, pipeline.TidyResults(results)); err != nil {
 			return true, err
 		}
 	} else if st, err := p.Store.Stats(ctx); err == nil {

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/internal/termtext"
 	_ "github.com/docgraph/docgraph/store/neo4j"
 	_ "github.com/docgraph/docgraph/store/sqlite"
 )
@@ -26,7 +27,7 @@ func main() {
 	stopProfiles := cli.StartProfiles(os.Stderr)
 	ctx, stop := cli.NotifyContext(context.Background())
 	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		TTY: cli.IsTerminal(os.Stderr), Width: func() int { return cli.Width(os.Stderr) }}, os.Args[1:])
+		TTY: termtext.IsTerminal(os.Stderr), Width: func() int { return termtext.Width(os.Stderr) }}, os.Args[1:])
 	stop()
 	stopProfiles()
 	os.Exit(exitCode(err))

@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
-	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/pipeline"
 )
 
@@ -60,58 +56,15 @@ func runShow(ctx context.Context, opts *showOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	w := io.Out
 	switch {
 	case opts.JSON:
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	case opts.TextOnly:
-		fmt.Fprint(w, out.Text)
-		if !strings.HasSuffix(out.Text, "\n") {
-			fmt.Fprintln(w)
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "document:  %s\n", cli.Escape(out.Path))
-	fmt.Fprintf(w, "id:        %s\n", out.ID)
-	fmt.Fprintf(w, "title:     %s\n", cli.Escape(out.Title))
-	fmt.Fprintf(w, "format:    %s, %d bytes\n", out.Format, out.Size)
-	status := out.Status
-	if out.Error != "" {
-		status += ": " + cli.OneLine(out.Error, maxErrorBytes)
-	}
-	fmt.Fprintf(w, "status:    %s\n", status)
-	tokens := 0
-	for _, c := range out.Chunks {
-		tokens += c.Tokens
-	}
-	fmt.Fprintf(w, "chunks:    %d (%d tokens)\n", len(out.Chunks), tokens)
-	fmt.Fprintf(w, "warnings:  %d\n", len(out.Warnings))
-	for _, warn := range out.Warnings {
-		fmt.Fprintf(w, "  %s\n", cli.OneLine(warn, 0))
-	}
-	if len(out.Chunks) > 0 {
-		fmt.Fprintln(w, "\n  chunk  tokens  bytes")
-		for _, c := range out.Chunks {
-			fmt.Fprintf(w, "  %5d  %6d  %d-%d  %s\n", c.Index, c.Tokens, c.Start, c.End, cli.OneLine(head(c.Text, 200), 60))
-		}
-		fmt.Fprintln(w, "\n--- text ---")
-		fmt.Fprint(w, out.Text)
-		if !strings.HasSuffix(out.Text, "\n") {
-			fmt.Fprintln(w)
-		}
+		out.WriteBody(io.Out)
+	default:
+		out.WriteText(io.Out)
 	}
 	return nil
-}
-
-// head is at most the first n bytes of s, cut at a character boundary.
-func head(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

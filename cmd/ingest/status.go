@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/pipeline"
-	"github.com/docgraph/docgraph/store"
 )
 
 // statusOptions is everything `ingest status` needs.
@@ -62,68 +59,6 @@ func runStatus(ctx context.Context, opts *statusOptions, io streams) error {
 	if opts.JSON {
 		return writeJSON(io.Out, rep)
 	}
-	w := io.Out
-	fmt.Fprintf(w, "store:     %s\n", rep.Store)
-	emb := "none yet (empty store)"
-	if rep.Embedder.Name != "" {
-		emb = fmt.Sprintf("%s, dimension %d", rep.Embedder.Name, rep.Embedder.Dimension)
-	}
-	fmt.Fprintf(w, "embedder:  %s\n", emb)
-	fmt.Fprintf(w, "documents: %d (%d done, %d failed, %d processing, %d pending, %d duplicate)\n", rep.Documents,
-		rep.ByStatus["done"], rep.ByStatus["failed"], rep.ByStatus["processing"], rep.ByStatus["pending"], rep.ByStatus["duplicate"])
-	fmt.Fprintf(w, "graph:     %d chunks, %d entities, %d relations, %d mentions\n", rep.Chunks, rep.Entities, rep.Relations, rep.Mentions)
-	if len(rep.Failed) > 0 {
-		fmt.Fprintf(w, "failed:\n")
-		for _, d := range rep.Failed {
-			fmt.Fprintf(w, "  %s: %s\n", cli.Escape(d.Path), cli.OneLine(d.Error, maxErrorBytes))
-		}
-	}
-	if len(rep.Warned) > 0 {
-		fmt.Fprintf(w, "warnings (`ingest show PATH` lists them all):\n")
-		for _, d := range rep.Warned {
-			more := ""
-			if n := len(d.Warnings); n > 1 {
-				more = fmt.Sprintf(" (and %d more)", n-1)
-			}
-			fmt.Fprintf(w, "  %s: %s%s\n", cli.Escape(d.Path), cli.OneLine(d.Warnings[0], 160), more)
-		}
-	}
-	if len(rep.Unfinished) > 0 {
-		fmt.Fprintf(w, "unfinished (resumed by the next ingest):\n")
-		for _, d := range rep.Unfinished {
-			fmt.Fprintf(w, "  %s: %s\n", cli.Escape(d.Path), d.Status)
-		}
-	}
-	if len(rep.Space) > 0 {
-		printSpace(w, rep.Space)
-	}
+	rep.WriteText(io.Out)
 	return nil
-}
-
-// printSpace lists where the store's bytes go: the parts of the database
-// file, largest first, then every file.
-func printSpace(w io.Writer, space []store.Space) {
-	fmt.Fprintf(w, "space:\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, sp := range space {
-		what := sp.Kind + " in " + sp.File
-		if sp.Kind == "file" {
-			what = "file"
-		}
-		fmt.Fprintf(tw, "  %10s\t%s\t%s\n", sizeText(sp.Bytes), cli.Escape(sp.Name), what)
-	}
-	tw.Flush()
-}
-
-// sizeText is a byte count for people: 1.2 MB, 340 kB, 12 B.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }

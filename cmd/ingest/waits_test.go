@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/llm/llmtest"
 	"github.com/docgraph/docgraph/pipeline"
 )
@@ -165,52 +163,6 @@ func TestIngestCtrlCWhileWaiting(t *testing.T) {
 	if err != nil || !strings.Contains(out, "4 added") {
 		t.Fatalf("re-run: %v\n%s%s", err, out, logs)
 	}
-}
-
-// TestProgressShowsWaits: on a terminal the bar names the model, its
-// host, the oldest call's age and the calls in flight once a call has
-// waited over 3 s; off a terminal one line says so every 30 s.
-func TestProgressShowsWaits(t *testing.T) {
-	var waits []llm.Waits
-	source := func() []llm.Waits { return waits }
-	stuck := llm.Waits{Model: "openai:gpt-4o-mini", Endpoint: "https://api.example/v1/chat/completions",
-		InFlight: 4, Oldest: 12 * time.Second, FailedAttempts: 2, Failing: 9 * time.Second, LastError: "HTTP 500: overloaded"}
-	const want = "waiting for openai:gpt-4o-mini at api.example: 12s, 4 in flight; 2 attempts failed in the last 9s, the last: HTTP 500: overloaded"
-
-	t.Run("terminal", func(t *testing.T) {
-		var buf bytes.Buffer
-		p := newProgress(streams{Err: &buf, Width: func() int { return 200 }}, true)
-		p.waits = source
-		p.Start(10)
-		waits = []llm.Waits{{Model: "openai:gpt-4o-mini", InFlight: 2, Oldest: 2 * time.Second}}
-		p.showWait(time.Now())
-		if buf.Len() != 0 {
-			t.Errorf("a 2 s wait was shown: %q", buf.String())
-		}
-		waits = []llm.Waits{stuck}
-		p.showWait(time.Now())
-		if !strings.Contains(buf.String(), "] 0/10 ") || !strings.Contains(buf.String(), want) {
-			t.Errorf("bar %q, want the counts and %q", buf.String(), want)
-		}
-		fmt.Fprintln(p, "ingest: llm: llm call failed, retrying")
-		if !strings.HasSuffix(buf.String(), "\r\033[Kingest: llm: llm call failed, retrying\n\r\033[K"+p.barLine(200)) {
-			t.Errorf("a log line is not printed above a redrawn bar: %q", buf.String())
-		}
-		p.finish()
-	})
-	t.Run("log", func(t *testing.T) {
-		var buf bytes.Buffer
-		p := newProgress(streams{Err: &buf}, false)
-		p.waits = source
-		waits = []llm.Waits{stuck}
-		t0 := time.Now()
-		for _, at := range []time.Duration{0, time.Second, 29 * time.Second, 30 * time.Second, 45 * time.Second} {
-			p.showWait(t0.Add(at))
-		}
-		if got := strings.Count(buf.String(), "ingest: "+want+"\n"); got != 2 {
-			t.Errorf("%d wait lines in 45 s, want 2 (at 0 s and 30 s):\n%s", got, buf.String())
-		}
-	})
 }
 
 // TestIngestCountsUnusableSummaries: a model that extracts well but

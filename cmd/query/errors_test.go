@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/internal/clitest"
 	"github.com/docgraph/docgraph/llm/llmtest"
 	"github.com/docgraph/docgraph/retrieve"
 )

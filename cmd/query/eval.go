@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/eval"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
@@ -98,35 +99,12 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 	if err := opts.Answer.checkEval(modes, opts); err != nil {
 		return err
 	}
-	dir, cleanup, err := eval.WorkDir(opts.StoreDir, "docgraph-eval-")
+	b := eval.Bench{Datasets: opts.Datasets, Questions: opts.Questions, Concurrency: opts.Concurrency, StoreDir: opts.StoreDir,
+		MetaQA: opts.MetaQA.Dir, Hops: opts.MetaQA.Hops, Methods: eval.Methods{Retrieval: opts.Retrieval.Config, Budget: opts.Retrieval.budget(),
+			Modes: modes, BM25: slices.Contains(opts.Baselines, "bm25"), Integrate: opts.Answer.Integrate, IntegrateOptions: opts.Answer.options(), Log: io.Err}}
+	reports, err := b.Run(ctx, opts.openModels)
 	if err != nil {
 		return err
-	}
-	defer cleanup()
-	// The model caches (--llm-cache) live beside the eval stores.
-	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, pipeline.Settings{Embedder: opts.Embedder, Store: "sqlite://" + filepath.Join(dir, "eval.db")})
-	if err != nil {
-		return err
-	}
-	defer done()
-	m := eval.Methods{Embedder: emb, Model: model, Retrieval: opts.Retrieval.Config, Budget: opts.Retrieval.budget(), Modes: modes,
-		BM25: slices.Contains(opts.Baselines, "bm25"), Integrate: opts.Answer.Integrate, IntegrateOptions: opts.Answer.options(), Log: io.Err}
-	m.Retrieval.TopK = max(m.Retrieval.TopK, slices.Max(eval.Ks))
-
-	reports, err := m.RunDatasets(ctx, opts.Datasets, opts.Questions, dir, opts.Concurrency)
-	if err != nil {
-		return err
-	}
-	if opts.MetaQA.Dir != "" {
-		limit := opts.Questions
-		if limit <= 0 {
-			limit = 200
-		}
-		reps, err := m.MetaQAAnswers(ctx, opts.MetaQA.Dir, opts.MetaQA.Hops, limit, opts.StoreDir)
-		if err != nil {
-			return err
-		}
-		reports = append(reports, reps...)
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
@@ -134,4 +112,10 @@ func runEval(ctx context.Context, opts *evalOptions, io streams) error {
 		return enc.Encode(reports)
 	}
 	return eval.WriteTable(io.Out, reports)
+}
+
+// openModels opens the models the flags name, their caches in the store
+// storeURL names: beside the eval stores, not in ./.docgraph.
+func (o *evalOptions) openModels(ctx context.Context, storeURL string) (embedstore.Embedder, llms.Model, func(), error) {
+	return o.Retrieval.config().OpenModels(ctx, pipeline.Settings{Embedder: o.Embedder, Store: storeURL})
 }

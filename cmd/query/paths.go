@@ -5,19 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tmc/langchaingo/embeddings"
+
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/eval"
-	"github.com/docgraph/docgraph/pipeline"
-	"github.com/docgraph/docgraph/retrieve"
 	"github.com/docgraph/docgraph/retrieve/paths"
 	"github.com/docgraph/docgraph/server"
 )
@@ -31,25 +26,9 @@ const modePath = server.ModePath
 // own default when the user did not set them.
 type pathFlags struct {
 	fs *pflag.FlagSet
-
-	Specs       []string
-	MaxEnt      int
-	MaxHop      int
-	BeamWidth   int
-	MaxBeam     int
-	TopK        int
-	Damping     float64
-	Restart     float64
-	PushEps     float64
-	Triple      bool
-	Dynamic     bool
-	PerTarget   int
-	MaxPaths    int
-	PerEnd      int
-	Seeds       []string
-	Filter      string
-	FIThreshold float64
-	FICoarse    int
+	server.PathConfig
+	Restart float64
+	Seeds   []string
 }
 
 func (f *pathFlags) add(fs *pflag.FlagSet) {
@@ -115,136 +94,18 @@ func (f *pathFlags) config() (server.PathConfig, error) {
 	if err != nil {
 		return server.PathConfig{}, err
 	}
-	return server.PathConfig{Specs: f.Specs, MaxEnt: f.MaxEnt, MaxHop: f.MaxHop, BeamWidth: f.BeamWidth, MaxBeam: f.MaxBeam,
-		TopK: f.topK(), Damping: d, PushEps: f.PushEps, Triple: f.Triple, Dynamic: f.Dynamic, PerTarget: f.PerTarget,
-		MaxPaths: f.MaxPaths, PerEnd: f.PerEnd, Filter: f.Filter, FIThreshold: f.FIThreshold, FICoarse: f.FICoarse}, nil
+	c := f.PathConfig
+	c.TopK, c.Damping = f.topK(), d
+	return c, nil
 }
 
 // options turns the flags into retriever options.
-func (f *pathFlags) options(emb embeddings.Embedder, model llms.Model) ([]paths.Option, error) {
+func (f *pathFlags) options(emb embedstore.Embedder, model llms.Model) ([]paths.Option, error) {
 	c, err := f.config()
 	if err != nil {
 		return nil, err
 	}
 	return c.Options(emb, model)
-}
-
-func runPathQuery(ctx context.Context, opts *queryOptions, io streams) error {
-	f := &opts.Paths
-	specs, err := f.specs()
-	if err != nil {
-		return err
-	}
-	if len(specs) > 1 {
-		return cli.Usagef("--paths: give one spec to a query (eval takes several)")
-	}
-	s, err := openSession(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	pc, err := f.config()
-	if err != nil {
-		return err
-	}
-	run, err := s.Paths(ctx, opts.Question, specs[0], pc, f.Seeds)
-	if err != nil {
-		return err
-	}
-	res, model, prompt := run.Result, s.Model, run.Prompt
-	if opts.ContextOnly {
-		fmt.Fprint(io.Out, prompt)
-		return nil
-	}
-	passages, sources, err := s.Passages(ctx, run)
-	if err != nil {
-		return err
-	}
-	if opts.Answer.Integrate != "" {
-		return integratePaths(ctx, opts, io, s, run, passages, sources)
-	}
-	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}
-	server.Step(ctx, "answer")
-	if opts.JSON {
-		out := server.NewPathResponse(res, passages)
-		if model != nil && len(res.Paths) > 0 {
-			t := time.Now()
-			if out.Answer, err = retrieve.Generate(ctx, model, msgs, nil); err != nil {
-				return fmt.Errorf("answer: %w", err)
-			}
-			res.Timings["answer"] = time.Since(t)
-		}
-		return out.Write(ctx, io.Out)
-	}
-	printPaths(io, res, sources, run.Priority, run.Additional)
-	if model != nil && len(res.Paths) > 0 {
-		fmt.Fprintln(io.Out, "\nAnswer:")
-		out := &lineWriter{w: io.Out}
-		_, err := retrieve.Generate(ctx, model, msgs, out)
-		out.endLine()
-		if err != nil {
-			return out.cut(fmt.Errorf("answer: %w", err))
-		}
-	}
-	return nil
-}
-
-func printPaths(io streams, res *paths.Result, sources map[string]server.PathSource, priority, additional []paths.Path) {
-	var seeds []string
-	for _, s := range res.Seeds {
-		seeds = append(seeds, cli.Escape(s.Name))
-	}
-	if len(seeds) == 0 {
-		fmt.Fprintln(io.Out, "no entity of the graph is named in the question (try --seed NAME)")
-		return
-	}
-	fmt.Fprintf(io.Out, "seeds: %s\n", strings.Join(seeds, ", "))
-	fmt.Fprintf(io.Out, "%s: %d entities in the subgraph, %d candidate paths, %d kept (%s)\n",
-		res.Spec, res.Subgraph, res.Candidates, len(res.Paths), res.Timings["total"].Round(100*time.Microsecond))
-	for _, n := range res.Notes {
-		fmt.Fprintln(io.Out, "note:", cli.OneLine(n, 0))
-	}
-	list := func(title string, ps []paths.Path) {
-		if title != "" {
-			fmt.Fprintf(io.Out, "\n%s:\n", title)
-		} else {
-			fmt.Fprintln(io.Out)
-		}
-		for i, p := range ps {
-			fmt.Fprintf(io.Out, "[%d] %.4f  %s\n", i+1, p.Score, cli.Escape(p.Text))
-			// Chunks grouped by document, in path order.
-			var docs []string
-			byDoc := map[string][]string{}
-			for _, c := range p.Chunks() {
-				s, ok := sources[c]
-				if !ok {
-					continue
-				}
-				d := displayPath(s.DocPath)
-				if _, seen := byDoc[d]; !seen {
-					docs = append(docs, d)
-				}
-				byDoc[d] = append(byDoc[d], strconv.Itoa(s.Index))
-			}
-			var from []string
-			for _, d := range docs {
-				word := "chunk"
-				if len(byDoc[d]) > 1 {
-					word = "chunks"
-				}
-				from = append(from, fmt.Sprintf("%s %s %s", d, word, strings.Join(byDoc[d], ", ")))
-			}
-			if len(from) > 0 {
-				fmt.Fprintf(io.Out, "    from: %s\n", strings.Join(from, "; "))
-			}
-		}
-	}
-	if additional != nil || res.Priority != nil {
-		list("High priority paths", priority)
-		list("Additional paths", additional)
-		return
-	}
-	list("", priority)
 }
 
 // metaqaFlags are `query eval --metaqa`'s own flags.
@@ -273,53 +134,24 @@ func runMetaQA(ctx context.Context, opts *evalOptions, io streams) error {
 	if err != nil {
 		return err
 	}
-	limit := opts.Questions
-	if limit <= 0 {
-		limit = 200
-	}
-	qs, err := eval.LoadMetaQA(m.Dir, m.Hops, limit)
-	if err != nil {
-		return err
-	}
-	// Model caches go beside a kept eval store, not into ./.docgraph.
-	modelSettings := pipeline.Settings{Embedder: opts.Embedder}
-	if opts.StoreDir != "" {
-		modelSettings.Store = "sqlite://" + filepath.Join(opts.StoreDir, "metaqa.db")
-	}
-	emb, model, done, err := opts.Retrieval.config().OpenModels(ctx, modelSettings)
-	if err != nil {
-		return err
-	}
-	defer done()
-	popts, err := opts.Paths.options(emb, model)
-	if err != nil {
-		return err
-	}
 	d, err := opts.Paths.damping()
 	if err != nil {
 		return err
 	}
-	res, err := eval.RunMetaQA(ctx, eval.MetaQARun{Dir: m.Dir, StoreDir: opts.StoreDir, Hops: m.Hops, Specs: specs, Options: popts,
-		TopK: opts.Paths.topK(), Igraph: len(opts.Baselines) > 0, Damping: d, PushEps: opts.Paths.PushEps, Log: io.Err}, qs, emb)
+	run := eval.MetaQARun{Dir: m.Dir, StoreDir: opts.StoreDir, Hops: m.Hops, Specs: specs, TopK: opts.Paths.topK(),
+		Igraph: len(opts.Baselines) > 0, Damping: d, PushEps: opts.Paths.PushEps, Log: io.Err}
+	res, err := eval.MeasureMetaQA(ctx, run, opts.Questions, opts.openModels, opts.Paths.options)
 	if err != nil {
 		return err
 	}
-	reports, ppr, baseline := res.Reports, res.PPR, res.Baseline
 	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"metaqa": reports, "ppr": ppr, "igraph_baseline": baseline})
+		return enc.Encode(res)
 	}
-	fmt.Fprintf(io.Out, "MetaQA dev, first %d questions per hop count, top-%d paths\n", limit, opts.Paths.topK())
-	if err := eval.WriteMetaQATable(io.Out, reports); err != nil {
-		return err
+	limit := opts.Questions
+	if limit <= 0 {
+		limit = eval.DefaultMetaQAQuestions
 	}
-	if len(ppr) > 0 {
-		fmt.Fprintf(io.Out, "\nPersonalized PageRank vs igraph PRPACK (damping %.2f, top-100, push eps %g):\n", ppr[0].Damping, ppr[0].PushEps)
-		eval.WritePPRTable(io.Out, ppr)
-		for _, b := range baseline {
-			fmt.Fprintln(io.Out, "baseline script:", b)
-		}
-	}
-	return nil
+	return res.WriteText(io.Out, limit, opts.Paths.topK())
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/docgraph/docgraph"
 	"github.com/docgraph/docgraph/cmd/internal/cli"
-	"github.com/docgraph/docgraph/internal/termtext"
 	"github.com/docgraph/docgraph/llm"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/retrieve"
@@ -72,7 +69,7 @@ func (f *retrievalFlags) config() server.Config {
 	c := server.DefaultConfig()
 	c.Retrieval, c.LLM, c.MaxContextTokens, c.ResponseType, c.Client = f.Config, f.LLM, f.MaxContextTokens, f.ResponseType, f.Client
 	if f.Log != nil {
-		c.Logger = slog.New(cli.LogHandler(f.Log, "llm"))
+		c.Logger = slog.New(llm.LineHandler(f.Log, "llm"))
 	}
 	return c
 }
@@ -205,78 +202,6 @@ func execute(ctx context.Context, io streams, args []string) error {
 	return cli.Run(ctx, newRootCmd(io), args, io.Err)
 }
 
-// deadline is the cause of a query stopped by --deadline.
-type deadline struct{ d time.Duration }
-
-func (e deadline) Error() string {
-	return fmt.Sprintf("no result within --deadline %s (raise it, or 0 for none)", e.d)
-}
-
-// progress is the step a query is at and the model calls it waits for,
-// so that a query whose deadline ran out can say what it was waiting for.
-type progress struct {
-	*server.Steps
-	model string // the chat model's spec, "" without one
-}
-
-// deadlineError says which step the deadline d ran out in: the model
-// calls in flight, with the attempts so far, or the step itself. What
-// failed on the expired context (a store read, a fallback) is left out
-// when it is only the deadline seen from inside: it would hide which step
-// ran out.
-func (p *progress) deadlineError(d time.Duration, u *llm.Usage, err error) error {
-	e := p.stepError(d, u, err)
-	var cut *cutAnswer
-	if sd, ok := e.(*stepDeadline); ok && errors.As(err, &cut) {
-		// The message replaces the stream's error, but not its news.
-		sd.msg += fmt.Sprintf(": the answer printed above is incomplete (%d bytes)", cut.n)
-	}
-	return e
-}
-
-func (p *progress) stepError(d time.Duration, u *llm.Usage, err error) error {
-	step, waitingFor := p.Snapshot()
-	model := p.model
-	const raise = "raise --deadline, or 0 for none"
-	waiting, attempts := u.Waiting()
-	switch {
-	case len(waitingFor) > 0 && model != "":
-		// llm.Usage counts the attempts of the latest call: of two side
-		// by side, that count would mix both.
-		tries := "after " + plural(attempts, "attempt")
-		if len(waitingFor) > 1 {
-			tries = fmt.Sprintf("%d calls side by side", len(waitingFor))
-		}
-		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached while waiting for the %s from %s (%s; %s)",
-			d, strings.Join(waitingFor, " and the "), cli.Escape(model), tries, raise)}
-	case step == "":
-		return fmt.Errorf("deadline of %s reached (%s): %w", d, raise, err)
-	case waiting && model != "":
-		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached during %s while waiting for %s (after %s; %s)",
-			d, step, cli.Escape(model), plural(attempts, "attempt"), raise)}
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		return &stepDeadline{err: err, msg: fmt.Sprintf("deadline of %s reached during %s (%s)", d, step, raise)}
-	}
-	return fmt.Errorf("deadline of %s reached during %s (%s): %w", d, step, raise, err)
-}
-
-// stepDeadline is a query stopped by its deadline: its message names the
-// step or the wait, and it still unwraps to the error.
-type stepDeadline struct {
-	msg string
-	err error
-}
-
-func (e *stepDeadline) Error() string { return e.msg }
-func (e *stepDeadline) Unwrap() error { return e.err }
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if strings.TrimSpace(opts.Question) == "" {
 		return cli.Usagef("empty question")
@@ -284,91 +209,68 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 	if !slices.Contains(modes(), opts.Mode) {
 		return cli.Usagef("--mode %q: unknown mode (available: %s)", opts.Mode, strings.Join(modes(), ", "))
 	}
-	u := &llm.Usage{}
-	ctx = llm.WithUsage(ctx, u)
-	prog := &progress{model: strings.TrimSpace(opts.Retrieval.LLM)}
-	if opts.Deadline > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, opts.Deadline, deadline{opts.Deadline})
-		defer cancel()
-		expiring := ctx
-		prog.Steps = server.NewSteps(func() bool { return expiring.Err() != nil })
-		ctx = server.WithSteps(ctx, prog.Steps)
-		server.Step(ctx, "opening the store and models")
-		defer func() {
-			var d deadline
-			if err != nil && errors.As(context.Cause(ctx), &d) {
-				err = prog.deadlineError(d.d, u, err)
-			}
-		}()
-	}
-	if handled, err := runAnswerModes(ctx, opts, io); handled {
+	ctx, settle := server.WithDeadline(ctx, opts.Deadline, strings.TrimSpace(opts.Retrieval.LLM))
+	defer func() { err = settle(err) }()
+	a := &opts.Answer
+	if err := a.check([]string{opts.Mode}, []string{opts.Mode}, opts.Retrieval.LLM); err != nil {
 		return err
 	}
+	if a.Integrate != "" && a.fs.Lookup("response-type").Changed {
+		return errors.New("--response-type and --integrate logits do not go together: integration needs the answer as a list")
+	}
+	q := server.Question{Text: opts.Question, Mode: opts.Mode, ContextOnly: opts.ContextOnly, Seeds: opts.Paths.Seeds}
+	if a.Integrate != "" && opts.Mode != retrieve.ModeLogic {
+		q.Integrate, q.IntegrateOptions = a.Integrate, a.options()
+	}
 	if opts.Mode == modePath {
-		return runPathQuery(ctx, opts, io)
+		specs, err := opts.Paths.specs()
+		if err != nil {
+			return err
+		}
+		if len(specs) > 1 {
+			return cli.Usagef("--paths: give one spec to a query (eval takes several)")
+		}
+		q.Spec = specs[0]
 	}
 	s, err := openSession(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	start := time.Now()
-	res, err := s.Retrieve(ctx, opts.Question, opts.Mode)
+	if opts.Mode == modePath {
+		if q.Paths, err = opts.Paths.config(); err != nil {
+			return err
+		}
+	}
+	run, err := s.Ask(ctx, q)
 	if err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintln(io.Err, "warning:", cli.Escape(w))
-	}
-	c, err := s.Assemble(ctx, res, opts.Retrieval.ResponseType)
-	if err != nil {
-		return err
-	}
-	model := s.Model
-
-	switch {
-	case opts.ContextOnly:
-		fmt.Fprint(io.Out, c.String())
-		return nil
-	case opts.JSON:
-		out := server.NewResponse(res, c)
-		if model != nil && len(res.Passages) > 0 {
-			server.Step(ctx, "answer")
-			t := time.Now()
-			a, err := retrieve.Answer(ctx, model, c, nil)
-			if err != nil {
-				return err
-			}
-			res.Timings["answer"] = time.Since(t)
-			out.SetAnswer(a)
+	plain := q.Integrate == "" && run.Logic == nil && run.Path == nil
+	if plain {
+		for _, w := range run.Result.Warnings {
+			fmt.Fprintln(io.Err, "warning:", cli.Escape(w))
 		}
-		res.Timings["total"] = time.Since(start)
-		return out.Write(ctx, io.Out)
 	}
-	if len(res.Passages) == 0 {
-		fmt.Fprintln(io.Out, "no passages found (has anything been ingested into this store?)")
-		return nil
-	}
-	if model == nil {
-		for i, p := range res.Passages {
-			fmt.Fprintf(io.Out, "[%d] %.4f  %s  (chunk %d)\n", i+1, p.Score, displayPath(p.DocPath), p.Index)
-			fmt.Fprintf(io.Out, "    %s\n\n", cli.Escape(termtext.Snippet(p.Text, 320)))
+	if opts.ContextOnly {
+		if run.Logic != nil {
+			fmt.Fprintf(io.Err, "query: %s\n", run.Verdict())
 		}
+		fmt.Fprint(io.Out, run.ContextText())
 		return nil
 	}
-	out := &lineWriter{w: io.Out}
-	server.Step(ctx, "answer")
-	a, err := retrieve.Answer(ctx, model, c, out)
-	out.endLine()
-	if err != nil {
-		return out.cut(err)
+	if opts.JSON || q.Integrate != "" {
+		if err := run.Answer(ctx, nil); err != nil {
+			return err
+		}
+		if in := run.Integration; in != nil && in.Fallback != "" {
+			fmt.Fprintf(io.Err, "query: note: %s\n", in.Fallback)
+		}
+		if opts.JSON {
+			return run.Response().Write(ctx, io.Out)
+		}
 	}
-	fmt.Fprintln(io.Out, "\nSources:")
-	for _, s := range a.Cited() {
-		fmt.Fprintf(io.Out, "[%d] %s (chunk %d)\n", s.N, displayPath(s.DocPath), s.Index)
-	}
-	return nil
+	return run.WriteText(ctx, io.Out)
 }
 
 // openSession opens what a query reads: the embedder (the store's own
@@ -378,65 +280,6 @@ func openSession(ctx context.Context, opts *queryOptions) (*server.Session, erro
 	return server.OpenSession(ctx, opts.Settings, opts.Retrieval.config(), opts.embedderSet)
 }
 
-// lineWriter passes a streamed answer through and remembers whether it
-// left a line open, so the next output (sources, or an error on stderr
-// after a partial answer) starts on a line of its own, and how much of the
-// answer it printed, so that an answer that breaks off says so.
-type lineWriter struct {
-	w    io.Writer
-	open bool
-	n    int
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	if len(p) > 0 {
-		l.open = p[len(p)-1] != '\n'
-	}
-	n, err := l.w.Write(p)
-	l.n += n
-	return n, err
-}
-
-func (l *lineWriter) endLine() {
-	if l.open {
-		fmt.Fprintln(l.w)
-		l.open = false
-	}
-}
-
-// cut is err, the failure of a streamed answer, saying that what was
-// printed of it is not the whole answer when some of it was.
-func (l *lineWriter) cut(err error) error {
-	if err == nil || l.n == 0 {
-		return err
-	}
-	return &cutAnswer{n: l.n, err: err}
-}
-
-// cutAnswer is a streamed answer that failed after part of it was printed:
-// a user reading the screen must not take that part for the answer.
-type cutAnswer struct {
-	n   int
-	err error
-}
-
-func (e *cutAnswer) Error() string {
-	return fmt.Sprintf("the answer printed above is incomplete: it broke off after %d bytes: %v", e.n, e.err)
-}
-
-func (e *cutAnswer) Unwrap() error { return e.err }
-
 func validMode(m string) bool {
 	return slices.Contains(retrieve.Modes(), m)
-}
-
-// displayPath shows paths under the working directory relative to it,
-// escaped for the terminal.
-func displayPath(p string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
-			return cli.Escape(rel)
-		}
-	}
-	return cli.Escape(p)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/docgraph/docgraph"
-	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/internal/clitest"
 	"path/filepath"
 	"strings"
 	"testing"

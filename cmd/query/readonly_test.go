@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docgraph/docgraph/cmd/internal/clitest"
+	"github.com/docgraph/docgraph/internal/clitest"
 )
 
 // TestQueryReadOnlyStore: a store the user cannot write (a folder and file

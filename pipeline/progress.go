@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"fmt"
@@ -9,12 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/internal/termtext"
 	"github.com/docgraph/docgraph/llm"
-	"github.com/docgraph/docgraph/pipeline"
 )
 
-// progress draws a bar on a terminal and plain log lines otherwise: one
+// ProgressWriter is a Progress for people: it draws a bar on a terminal and plain log lines otherwise: one
 // newline-terminated line per file, its warnings on lines of their own.
 // The bar is redrawn in place and always fits the terminal's width, so it
 // never wraps and leaves no stale lines; failures, warnings and retries
@@ -22,8 +21,12 @@ import (
 //
 // While model calls wait, it says so: on a terminal the bar shows the
 // wait once the oldest call has waited waitShown, redrawn every second;
-// otherwise one line every waitLineEvery.
-type progress struct {
+// otherwise one line every waitLineEvery. It is also an io.Writer, for log
+// lines (a model call retried) that must not garble the bar.
+type ProgressWriter struct {
+	// Prefix starts the wait lines printed without a bar ("ingest: ").
+	Prefix string
+
 	mu    sync.Mutex
 	w     io.Writer
 	bar   bool
@@ -48,13 +51,16 @@ const waitShown = 3 * time.Second
 // log shows a stuck model without filling up.
 const waitLineEvery = 30 * time.Second
 
-func newProgress(io streams, bar bool) *progress {
-	return &progress{w: io.Err, bar: bar, width: io.Width, start: time.Now()}
+// NewProgressWriter reports to w, drawing a bar when bar is set (w is a
+// terminal) that fits the width width reports at each redraw (nil or 0:
+// 80 columns).
+func NewProgressWriter(w io.Writer, bar bool, width func() int) *ProgressWriter {
+	return &ProgressWriter{w: w, bar: bar, width: width, start: time.Now()}
 }
 
-// watchWaits makes the progress report the calls waits describes, checked
+// WatchWaits makes the progress report the calls waits describes, checked
 // every tick, until stop.
-func (p *progress) watchWaits(waits func() []llm.Waits, tick time.Duration) {
+func (p *ProgressWriter) WatchWaits(waits func() []llm.Waits, tick time.Duration) {
 	p.mu.Lock()
 	p.waits = waits
 	p.stopTick = make(chan struct{})
@@ -76,7 +82,7 @@ func (p *progress) watchWaits(waits func() []llm.Waits, tick time.Duration) {
 
 // showWait redraws the bar with the current wait, or prints a wait line
 // when one is due.
-func (p *progress) showWait(now time.Time) {
+func (p *ProgressWriter) showWait(now time.Time) {
 	var text string
 	for _, w := range p.waits() {
 		if w.InFlight > 0 && w.Oldest >= waitShown {
@@ -96,7 +102,7 @@ func (p *progress) showWait(now time.Time) {
 	}
 	if text != "" && now.Sub(p.lastWait) >= waitLineEvery {
 		p.lastWait = now
-		fmt.Fprintf(p.w, "ingest: %s\n", text)
+		fmt.Fprintf(p.w, "%s%s\n", p.Prefix, text)
 	}
 }
 
@@ -113,9 +119,9 @@ func waitText(w llm.Waits) string {
 	}
 	if w.FailedAttempts > 0 && w.LastError != "" {
 		s += fmt.Sprintf("; %s failed in the last %s, the last: %s",
-			counted(w.FailedAttempts, "attempt"), w.Failing.Truncate(time.Second), w.LastError)
+			Counted(w.FailedAttempts, "attempt"), w.Failing.Truncate(time.Second), w.LastError)
 	}
-	return cli.OneLine(s, maxWarningBytes)
+	return termtext.OneLine(s, MaxWarningBytes)
 }
 
 // endpointHost is the host of an endpoint URL, the part a user recognises.
@@ -127,45 +133,48 @@ func endpointHost(endpoint string) string {
 	return u.Host
 }
 
-func (p *progress) Start(total int) {
+// Start hears how many files the run has.
+func (p *ProgressWriter) Start(total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total = total
 }
 
-func (p *progress) File(r pipeline.FileResult) {
+// File reports one file's result: a line, or the bar redrawn with the
+// failure and warnings above it.
+func (p *ProgressWriter) File(r FileResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
 	p.last = r.Path
 	if !p.bar {
-		line := fmt.Sprintf("%s %s (%d chunks, %s)", r.Outcome, cli.Escape(r.Path), r.Chunks, r.Duration.Round(time.Millisecond))
+		line := fmt.Sprintf("%s %s (%d chunks, %s)", r.Outcome, termtext.Escape(r.Path), r.Chunks, r.Duration.Round(time.Millisecond))
 		switch {
 		case r.Error != "":
-			line = fmt.Sprintf("%s %s", r.Outcome, cli.OneLine(r.Error, maxErrorBytes))
-		case r.Outcome == pipeline.Claimed:
-			line = fmt.Sprintf("%s %s (%s)", r.Outcome, cli.Escape(r.Path), claimedLine(r))
+			line = fmt.Sprintf("%s %s", r.Outcome, termtext.OneLine(r.Error, MaxErrorBytes))
+		case r.Outcome == Claimed:
+			line = fmt.Sprintf("%s %s (%s)", r.Outcome, termtext.Escape(r.Path), claimedLine(r))
 		}
 		fmt.Fprintln(p.w, line)
 		for _, warn := range r.Warnings {
-			fmt.Fprintf(p.w, "warning: %s\n", warningLine(r.Path, warn))
+			fmt.Fprintf(p.w, "warning: %s\n", WarningLine(r.Path, warn))
 		}
 		return
 	}
-	if r.Outcome == pipeline.Failed {
-		fmt.Fprintf(p.w, "\r\033[Kfailed: %s\n", cli.OneLine(r.Error, maxErrorBytes))
+	if r.Outcome == Failed {
+		fmt.Fprintf(p.w, "\r\033[Kfailed: %s\n", termtext.OneLine(r.Error, MaxErrorBytes))
 	}
 	for _, warn := range r.Warnings {
 		// A whole line of its own above the bar: it may wrap, but nothing
 		// redraws over it.
-		fmt.Fprintf(p.w, "\r\033[Kwarning: %s\n", warningLine(r.Path, warn))
+		fmt.Fprintf(p.w, "\r\033[Kwarning: %s\n", WarningLine(r.Path, warn))
 	}
 	p.redraw()
 }
 
 // Write prints b (whole lines, such as a retry's log line) above the bar,
 // or as they are without one.
-func (p *progress) Write(b []byte) (int, error) {
+func (p *ProgressWriter) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.bar {
@@ -182,13 +191,13 @@ func (p *progress) Write(b []byte) (int, error) {
 }
 
 // redraw draws the bar in place; p.mu is held.
-func (p *progress) redraw() {
+func (p *ProgressWriter) redraw() {
 	fmt.Fprintf(p.w, "\r\033[K%s", p.barLine(p.columns()))
 	p.drawn = true
 }
 
 // columns is the terminal's width, 80 when it does not say.
-func (p *progress) columns() int {
+func (p *ProgressWriter) columns() int {
 	if p.width != nil {
 		if n := p.width(); n > 0 {
 			return n
@@ -200,7 +209,7 @@ func (p *progress) columns() int {
 // barLine is "[====    ] 12/224 3s name", at most cols-1 columns wide (a
 // line that reaches the last column makes some terminals wrap early);
 // while a model call waits, the wait takes the name's place.
-func (p *progress) barLine(cols int) string {
+func (p *ProgressWriter) barLine(cols int) string {
 	counts := fmt.Sprintf(" %d/%d %s", p.done, p.total, time.Since(p.start).Round(time.Second))
 	room := cols - 1 - len(counts)
 	width := min(30, room-12) // leave the name at least 10 columns
@@ -208,7 +217,7 @@ func (p *progress) barLine(cols int) string {
 		width = min(8, width) // the wait needs the room more than the bar
 	}
 	if width < 5 {
-		return cli.Fit(strings.TrimSpace(counts), cols-1, false)
+		return termtext.Fit(strings.TrimSpace(counts), cols-1, false)
 	}
 	filled := 0
 	if p.total > 0 {
@@ -216,14 +225,14 @@ func (p *progress) barLine(cols int) string {
 	}
 	line := "[" + strings.Repeat("=", filled) + strings.Repeat(" ", width-filled) + "]" + counts
 	if p.wait != "" {
-		return line + " " + cli.Fit(p.wait, cols-1-len(line)-1, false)
+		return line + " " + termtext.Fit(p.wait, cols-1-len(line)-1, false)
 	}
-	return line + " " + cli.Fit(cli.Escape(filepath.Base(p.last)), cols-1-len(line)-1, true)
+	return line + " " + termtext.Fit(termtext.Escape(filepath.Base(p.last)), cols-1-len(line)-1, true)
 }
 
-// finish ends the bar; waits are reported on lines of their own from now
+// Finish ends the bar; waits are reported on lines of their own from now
 // on (watch mode goes on after its first sync).
-func (p *progress) finish() {
+func (p *ProgressWriter) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar && p.drawn {
@@ -232,8 +241,8 @@ func (p *progress) finish() {
 	p.bar, p.drawn, p.wait = false, false, ""
 }
 
-// stop ends the reports of waits.
-func (p *progress) stop() {
+// Stop ends the reports of waits WatchWaits started.
+func (p *ProgressWriter) Stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopTick != nil {
@@ -241,3 +250,5 @@ func (p *progress) stop() {
 		p.stopTick = nil
 	}
 }
+
+var _ Progress = (*ProgressWriter)(nil)
