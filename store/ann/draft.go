@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 )
 
 // Draft is an index built in memory while its vectors arrive in steps (the
@@ -146,45 +143,8 @@ func (d *Draft) Link(workers int) {
 	if d.v == nil {
 		return
 	}
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	v := d.v
-	n := v.h.Count
-	b := newBuilder(v)
-	var s searcher
-	// The first nodes go in one at a time so that parallel inserts start
-	// from a graph with some shape.
-	for ; d.linked < min(n, 512); d.linked++ {
-		if !v.deleted(d.linked) {
-			b.insert(&s, d.linked, n, v.level(d.linked), v.l.efc, nil)
-		}
-	}
-	if d.linked >= n {
-		return
-	}
-	if workers == 1 {
-		d.LinkUntil(nil)
-		return
-	}
-	var next atomic.Uint32
-	next.Store(d.linked)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			var s searcher
-			for {
-				i := next.Add(1) - 1
-				if i >= n {
-					return
-				}
-				if !v.deleted(i) {
-					b.insert(&s, i, n, v.level(i), v.l.efc, nil)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	n := d.v.h.Count
+	linkNodes(d.v, d.linked, n, workers)
 	d.linked = n
 }
 

@@ -554,7 +554,7 @@ func (w *Writer) rebuild(c *codes, gen uint64, dirty uint32, o Options) error {
 		}
 		v.h.UpperUsed = used
 		v.h.Count = uint32(n)
-		buildGraph(v, levels)
+		linkNodes(v, 0, uint32(n), 0)
 		v.h.Gen, v.h.Dirty = gen, dirty
 		return nil
 	})
@@ -564,21 +564,25 @@ func (w *Writer) rebuild(c *codes, gen uint64, dirty uint32, o Options) error {
 	return w.replace(tmp)
 }
 
-// buildGraph links nodes 0..len(levels)-1 of v, whose records are written,
-// on all cores. The first nodes go in one at a time so that the parallel
+// linkNodes links nodes [from, n) of v, whose records are written, on
+// workers goroutines (all cores when workers < 1); deleted nodes are left
+// out. The first nodes of a graph go in one at a time so that the parallel
 // inserts start from a graph with some shape.
-func buildGraph(v *view, levels []uint8) {
+func linkNodes(v *view, from, n uint32, workers int) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	b := newBuilder(v)
-	n := uint32(len(levels))
 	var s searcher
-	seq := min(n, 512)
-	for i := range seq {
-		b.insert(&s, i, n, int(levels[i]), v.l.efc, nil)
+	for ; from < min(n, 512); from++ {
+		if !v.deleted(from) {
+			b.insert(&s, from, n, v.level(from), v.l.efc, nil)
+		}
 	}
 	var next atomic.Uint32
-	next.Store(seq)
+	next.Store(from)
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Go(func() {
 			var s searcher
 			for {
@@ -586,7 +590,9 @@ func buildGraph(v *view, levels []uint8) {
 				if i >= n {
 					return
 				}
-				b.insert(&s, i, n, int(levels[i]), v.l.efc, nil)
+				if !v.deleted(i) {
+					b.insert(&s, i, n, v.level(i), v.l.efc, nil)
+				}
 			}
 		})
 	}

@@ -218,7 +218,20 @@ func TestStreamDraftsIndexFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := annDocs(16, opts.Embedder.Dimension)
-	// commit writes ws and waits for the maintainer's draft step.
+	// reopen closes the store (which waits for its files) and opens it
+	// again; it returns how many drafts the closed handle installed.
+	reopen := func() int64 {
+		t.Helper()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		installed := s.ann.installed.Load()
+		if s, err = Open(ctx, path, opts); err != nil {
+			t.Fatal(err)
+		}
+		return installed
+	}
+	// commit writes and waits for the maintainer's draft step.
 	commit := func(write func() error) {
 		t.Helper()
 		if err := write(); err != nil {
@@ -248,16 +261,8 @@ func TestStreamDraftsIndexFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.StreamEnded()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.ann.installed.Load(); got != 3 {
+	if got := reopen(); got != 3 {
 		t.Fatalf("%d index files installed from drafts, want 3", got)
-	}
-
-	s, err = Open(ctx, path, opts)
-	if err != nil {
-		t.Fatal(err)
 	}
 	gen, _ := s.generation(ctx)
 	for _, name := range annNames {
@@ -299,15 +304,8 @@ func TestStreamDraftsIndexFiles(t *testing.T) {
 	s.StreamStarted()
 	commit(func() error { return s.WriteDocuments(ctx, docs[14:]...) })
 	s.StreamEnded()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.ann.installed.Load(); got != 0 {
+	if got := reopen(); got != 0 {
 		t.Errorf("a stream into current files installed %d drafts", got)
-	}
-	s, err = Open(ctx, path, opts)
-	if err != nil {
-		t.Fatal(err)
 	}
 	defer s.Close()
 	check("after a second stream")
