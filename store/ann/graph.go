@@ -332,11 +332,7 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 	}
 	for len(s.cands) > 0 {
 		c := s.cands.pop()
-		// Hamming similarities are integers, so during construction
-		// many candidates tie with the farthest kept one; expanding those
-		// costs about 5% of the build and does not lower recall (measured
-		// on the offline embedder's vectors; BenchmarkRealBuild).
-		if len(s.res) >= ef && (c.s < s.res[0].s || c.s == s.res[0].s && s.lut == nil) {
+		if len(s.res) >= ef && c.s < s.res[0].s {
 			break
 		}
 		blk := v.block(c.n, l)
