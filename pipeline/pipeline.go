@@ -149,14 +149,22 @@ func (p *Pipeline) settle(ctx context.Context, path string, prev *store.Document
 // Outcome is what happened to one file.
 type Outcome string
 
+// The outcomes of a file.
 const (
-	Added     Outcome = "added"
-	Updated   Outcome = "updated"
+	// Added is a new document, built and stored.
+	Added Outcome = "added"
+	// Updated is a stored document whose file changed, built again.
+	Updated Outcome = "updated"
+	// Unchanged is a stored document whose file is as it was.
 	Unchanged Outcome = "unchanged"
-	Renamed   Outcome = "renamed"
+	// Renamed is a stored document found under another path.
+	Renamed Outcome = "renamed"
+	// Duplicate is a file whose content another stored file has.
 	Duplicate Outcome = "duplicate"
-	Failed    Outcome = "failed"
-	Deleted   Outcome = "deleted"
+	// Failed is a file that could not be read or built; Error says why.
+	Failed Outcome = "failed"
+	// Deleted is a stored document whose file is gone (--prune, watch).
+	Deleted Outcome = "deleted"
 	// Unsupported is a path inside a folder that is no document docgraph
 	// reads (another or no extension, a link to a folder); Error says why.
 	Unsupported Outcome = "unsupported"

@@ -398,45 +398,45 @@ func (r *Run) WriteIntegration(w io.Writer) {
 // asks the model for one (Answer; an integrated answer must be in
 // already): the logic plan or the paths, then the answer and the sources
 // it cites; without a model, the ranked passages.
-func (run *Run) WriteText(ctx context.Context, w io.Writer) error {
+func (r *Run) WriteText(ctx context.Context, w io.Writer) error {
 	switch {
-	case run.Path != nil:
-		run.WritePaths(w)
-		if run.Integration != nil {
+	case r.Path != nil:
+		r.WritePaths(w)
+		if r.Integration != nil {
 			fmt.Fprintln(w, "\nAnswer:")
-			run.WriteIntegration(w)
-		} else if run.Answerable() {
+			r.WriteIntegration(w)
+		} else if r.Answerable() {
 			fmt.Fprintln(w, "\nAnswer:")
-			return run.Answer(ctx, w)
+			return r.Answer(ctx, w)
 		}
-	case run.Integration != nil:
-		run.WriteIntegration(w)
+	case r.Integration != nil:
+		r.WriteIntegration(w)
 		var cited []retrieve.Source
-		for _, s := range run.Sources {
+		for _, s := range r.Sources {
 			if s.Cited {
 				cited = append(cited, s)
 			}
 		}
 		WriteSources(w, cited)
-	case run.Logic != nil:
-		run.WriteLogic(w)
-		if err := run.Answer(ctx, w); err != nil {
+	case r.Logic != nil:
+		r.WriteLogic(w)
+		if err := r.Answer(ctx, w); err != nil {
 			return err
 		}
-		WriteSources(w, run.AnswerResult.Cited())
-	case len(run.Result.Passages) == 0:
+		WriteSources(w, r.AnswerResult.Cited())
+	case len(r.Result.Passages) == 0:
 		fmt.Fprintln(w, "no passages found (has anything been ingested into this store?)")
-	case run.s.Model == nil:
-		for i, p := range run.Result.Passages {
+	case r.s.Model == nil:
+		for i, p := range r.Result.Passages {
 			fmt.Fprintf(w, "[%d] %.4f  %s  (chunk %d)\n", i+1, p.Score, DisplayPath(p.DocPath), p.Index)
 			fmt.Fprintf(w, "    %s\n\n", termtext.Escape(termtext.Snippet(p.Text, 320)))
 		}
 	default:
-		if err := run.Answer(ctx, w); err != nil {
+		if err := r.Answer(ctx, w); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, "\nSources:")
-		for _, s := range run.AnswerResult.Cited() {
+		for _, s := range r.AnswerResult.Cited() {
 			fmt.Fprintf(w, "[%d] %s (chunk %d)\n", s.N, DisplayPath(s.DocPath), s.Index)
 		}
 	}

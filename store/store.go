@@ -17,11 +17,16 @@ import (
 // Status is where a document is in its ingest lifecycle.
 type Status string
 
+// The states of a document row.
 const (
-	StatusPending    Status = "pending"
+	// StatusPending is a document queued to be built (watch mode).
+	StatusPending Status = "pending"
+	// StatusProcessing is a document a run has claimed and is building.
 	StatusProcessing Status = "processing"
-	StatusDone       Status = "done"
-	StatusFailed     Status = "failed"
+	// StatusDone is a document whose graph is stored and searchable.
+	StatusDone Status = "done"
+	// StatusFailed is a document that could not be built; Error says why.
+	StatusFailed Status = "failed"
 	// StatusDuplicate marks a bare row for a file whose content another
 	// document holds (stored once, under the other path). The row keeps the
 	// file's key (Document.FileKey) and content hash, so a re-run knows the

@@ -5,6 +5,7 @@ package afm
 // Font names a standard font whose widths this package knows.
 type Font int
 
+// The standard fonts whose widths this package knows.
 const (
 	Helvetica Font = iota
 	HelveticaBold
