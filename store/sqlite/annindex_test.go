@@ -65,6 +65,41 @@ func exactAll(t *testing.T, s *Store, q []float32, k int) (chunks, ents, rels []
 	return searchAll(t, s, q, k)
 }
 
+// filesCurrent checks that every index file of the store at path holds
+// its generation, and some vectors.
+func filesCurrent(t *testing.T, s *Store, path string) {
+	t.Helper()
+	gen, _ := s.generation(context.Background())
+	for _, name := range annNames {
+		r, err := ann.OpenReader(path + ".ann-" + name)
+		if err != nil {
+			t.Fatalf("index %s: %v", name, err)
+		}
+		if int64(r.Generation()) != gen || r.Len() == 0 {
+			t.Errorf("index %s holds generation %d (%d vectors), the store is at %d", name, r.Generation(), r.Len(), gen)
+		}
+		r.Close()
+	}
+}
+
+// sameAsScanning checks that searches by a chunk vector of each of docs
+// find through the index files what scanning every vector finds, and find
+// something of every kind.
+func sameAsScanning(t *testing.T, s *Store, when string, docs []*store.DocumentWrite) {
+	t.Helper()
+	for i, w := range docs {
+		q := w.Chunks[1].Embedding
+		c1, e1, r1 := searchAll(t, s, q, 8)
+		c2, e2, r2 := exactAll(t, s, q, 8)
+		if !slices.Equal(c1, c2) || !slices.Equal(e1, e2) || !slices.Equal(r1, r2) {
+			t.Errorf("%s, query %d: through the index\n%v %v %v\nscanning\n%v %v %v", when, i, c1, e1, r1, c2, e2, r2)
+		}
+		if len(c1) == 0 || len(e1) == 0 || len(r1) == 0 {
+			t.Errorf("%s, query %d: empty results %v %v %v", when, i, c1, e1, r1)
+		}
+	}
+}
+
 // TestIndexFilesFollowWrites: after writes (and Close, which waits for the
 // files), the index files hold the store's generation, and searches
 // through them find what scanning every vector finds, also from another
@@ -89,30 +124,10 @@ func TestIndexFilesFollowWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	gen, _ := s.generation(ctx)
-	for _, name := range annNames {
-		r, err := ann.OpenReader(path + ".ann-" + name)
-		if err != nil {
-			t.Fatalf("index %s: %v", name, err)
-		}
-		if int64(r.Generation()) != gen || r.Len() == 0 {
-			t.Errorf("index %s holds generation %d (%d vectors), the store is at %d", name, r.Generation(), r.Len(), gen)
-		}
-		r.Close()
-	}
+	filesCurrent(t, s, path)
 	check := func(st *Store, when string) {
 		t.Helper()
-		for i, w := range docs[:3] {
-			q := w.Chunks[1].Embedding
-			c1, e1, r1 := searchAll(t, st, q, 8)
-			c2, e2, r2 := exactAll(t, st, q, 8)
-			if !slices.Equal(c1, c2) || !slices.Equal(e1, e2) || !slices.Equal(r1, r2) {
-				t.Errorf("%s, query %d: through the index\n%v %v %v\nscanning\n%v %v %v", when, i, c1, e1, r1, c2, e2, r2)
-			}
-			if len(c1) == 0 || len(e1) == 0 || len(r1) == 0 {
-				t.Errorf("%s, query %d: empty results %v %v %v", when, i, c1, e1, r1)
-			}
-		}
+		sameAsScanning(t, st, when, docs[:3])
 	}
 	check(s, "after close and reopen")
 	if s.ann.searched.Load() == 0 || s.ann.scanned.Load() != 0 || s.ann.overlaid.Load() != 0 {
@@ -264,27 +279,10 @@ func TestStreamDraftsIndexFiles(t *testing.T) {
 	if got := reopen(); got != 3 {
 		t.Fatalf("%d index files installed from drafts, want 3", got)
 	}
-	gen, _ := s.generation(ctx)
-	for _, name := range annNames {
-		r, err := ann.OpenReader(path + ".ann-" + name)
-		if err != nil {
-			t.Fatalf("index %s: %v", name, err)
-		}
-		if int64(r.Generation()) != gen || r.Len() == 0 {
-			t.Errorf("index %s holds generation %d (%d vectors), the store is at %d", name, r.Generation(), r.Len(), gen)
-		}
-		r.Close()
-	}
+	filesCurrent(t, s, path)
 	check := func(when string) {
 		t.Helper()
-		for i, w := range []*store.DocumentWrite{docs[0], again, docs[13]} {
-			q := w.Chunks[1].Embedding
-			c1, e1, r1 := searchAll(t, s, q, 8)
-			c2, e2, r2 := exactAll(t, s, q, 8)
-			if !slices.Equal(c1, c2) || !slices.Equal(e1, e2) || !slices.Equal(r1, r2) {
-				t.Errorf("%s, query %d: through the index\n%v %v %v\nscanning\n%v %v %v", when, i, c1, e1, r1, c2, e2, r2)
-			}
-		}
+		sameAsScanning(t, s, when, []*store.DocumentWrite{docs[0], again, docs[13]})
 		hits, err := s.SearchChunks(ctx, docs[2].Chunks[1].Embedding, 50)
 		if err != nil {
 			t.Fatal(err)
