@@ -196,6 +196,23 @@ func errXML(part string, err error) error {
 	return fmt.Errorf("%w: part %s: %w", ErrMalformed, part, err)
 }
 
+// xmlToken is d's next token of part: io.EOF at its end, the syntax error
+// as errXML wraps it, or ErrMalformed for an entity declaration, which no
+// document part needs (the "billion laughs" guard of the parts' readers).
+func xmlToken(d *xml.Decoder, part string) (xml.Token, error) {
+	tok, err := d.Token()
+	switch {
+	case err == io.EOF:
+		return nil, err
+	case err != nil:
+		return nil, errXML(part, err)
+	}
+	if dir, ok := tok.(xml.Directive); ok && bytes.Contains(dir, []byte("ENTITY")) {
+		return nil, fmt.Errorf("%w: part %s declares XML entities (entity expansion refused)", ErrMalformed, part)
+	}
+	return tok, nil
+}
+
 // xmlRules say how a vocabulary's elements become text. Elements are
 // named by local name; namespaces are ignored.
 type xmlRules struct {
@@ -397,18 +414,14 @@ func metaTitle(part string, b []byte) (string, error) {
 	in := false
 	var t strings.Builder
 	for {
-		tok, err := d.Token()
+		tok, err := xmlToken(d, part)
 		if err == io.EOF {
 			return "", nil
 		}
 		if err != nil {
-			return "", errXML(part, err)
+			return "", err
 		}
 		switch x := tok.(type) {
-		case xml.Directive:
-			if bytes.Contains(x, []byte("ENTITY")) {
-				return "", fmt.Errorf("%w: part %s declares XML entities (entity expansion refused)", ErrMalformed, part)
-			}
 		case xml.StartElement:
 			depth++
 			if depth > maxXMLDepth {

@@ -51,18 +51,14 @@ func parseNumbering(b []byte) (*docxNumbering, error) {
 	var curNum *num
 	lvl, depth := -1, 0
 	for {
-		tok, err := d.Token()
+		tok, err := xmlToken(d, "word/numbering.xml")
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, errXML("word/numbering.xml", err)
+			return nil, err
 		}
 		switch t := tok.(type) {
-		case xml.Directive:
-			if strings.Contains(string(t), "ENTITY") {
-				return nil, fmt.Errorf("%w: part word/numbering.xml declares XML entities (entity expansion refused)", ErrMalformed)
-			}
 		case xml.EndElement:
 			depth--
 			switch t.Name.Local {
@@ -145,18 +141,14 @@ func (n *docxNumbering) readStyles(b []byte) error {
 	var cur styleNum
 	depth := 0
 	for {
-		tok, err := d.Token()
+		tok, err := xmlToken(d, "word/styles.xml")
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return errXML("word/styles.xml", err)
+			return err
 		}
 		switch t := tok.(type) {
-		case xml.Directive:
-			if strings.Contains(string(t), "ENTITY") {
-				return fmt.Errorf("%w: part word/styles.xml declares XML entities (entity expansion refused)", ErrMalformed)
-			}
 		case xml.StartElement:
 			if depth++; depth > maxXMLDepth {
 				return fmt.Errorf("%w: part word/styles.xml nests elements more than %d deep", ErrMalformed, maxXMLDepth)

@@ -267,12 +267,12 @@ func slideOrder(b []byte) ([]string, error) {
 	var ids []string
 	depth := 0
 	for {
-		tok, err := d.Token()
+		tok, err := xmlToken(d, "ppt/presentation.xml")
 		if err == io.EOF {
 			return ids, nil
 		}
 		if err != nil {
-			return nil, errXML("ppt/presentation.xml", err)
+			return nil, err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -290,10 +290,6 @@ func slideOrder(b []byte) ([]string, error) {
 			}
 		case xml.EndElement:
 			depth--
-		case xml.Directive:
-			if strings.Contains(string(t), "ENTITY") {
-				return nil, fmt.Errorf("%w: part ppt/presentation.xml declares XML entities (entity expansion refused)", ErrMalformed)
-			}
 		}
 	}
 }
