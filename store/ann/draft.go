@@ -56,16 +56,7 @@ func (d *Draft) resize(capacity, upperCap int) error {
 	writeStatic(data, l)
 	nv := newView(data, l)
 	if old := d.v; old != nil {
-		n, used := int(old.h.Count), int(old.h.UpperUsed)
-		words := l.words
-		copy(nv.codes, old.codes[:n*words])
-		copy(nv.scale, old.scale[:n])
-		copy(nv.ids, old.ids[:n])
-		copy(nv.info, old.info[:n])
-		copy(nv.upOff, old.upOff[:n])
-		copy(nv.links0, old.links0[:n*(l.m0+1)])
-		copy(nv.upper, old.upper[:used])
-		nv.h.Count, nv.h.UpperUsed, nv.h.Entry, nv.h.Deleted = old.h.Count, old.h.UpperUsed, old.h.Entry, old.h.Deleted
+		copyNodes(nv, old, int(old.h.Count), int(old.h.UpperUsed))
 		unmapFile(d.data)
 	}
 	d.data, d.v = data, nv
@@ -196,15 +187,7 @@ func (w *Writer) Install(d *Draft, gen uint64) error {
 	v := d.v
 	n, del := v.h.Count, v.h.Deleted
 	if del >= compactMin && float64(del) >= compactFraction*float64(n) {
-		c := &codes{words: v.l.words}
-		for i := range n {
-			if !v.deleted(i) {
-				c.ids = append(c.ids, v.ids[i])
-				c.scales = append(c.scales, v.scale[i])
-				c.codes = append(c.codes, v.code(i)...)
-			}
-		}
-		return w.rebuild(c, gen, 0, d.o)
+		return w.rebuild(liveCodes(v), gen, 0, d.o)
 	}
 	// Room for a quarter more, as Build leaves, without the doubling's slack.
 	if capacity := max(1024, int(n)+int(n)/4); capacity < v.l.capacity {

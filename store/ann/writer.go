@@ -396,22 +396,42 @@ func (w *Writer) ensureRoom(lvl int) error {
 	upperCap := max(upperCapFor(capacity, v.l.m), 2*(used+need))
 	l := makeLayout(v.l.dim, v.l.m, v.l.m0, v.l.efc, v.l.seed, capacity, upperCap)
 	tmp, err := newFile(w.path, l, func(nv *view) error {
-		words := v.l.words
-		copy(nv.codes, v.codes[:n*words])
-		copy(nv.scale, v.scale[:n])
-		copy(nv.ids, v.ids[:n])
-		copy(nv.info, v.info[:n])
-		copy(nv.upOff, v.upOff[:n])
-		copy(nv.links0, v.links0[:n*(v.l.m0+1)])
-		copy(nv.upper, v.upper[:used])
-		nv.h.Count, nv.h.UpperUsed, nv.h.Entry = uint32(n), uint32(used), v.h.Entry
-		nv.h.Deleted, nv.h.Dirty, nv.h.Gen = v.h.Deleted, v.h.Dirty, v.h.Gen
+		copyNodes(nv, v, n, used)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return w.replace(tmp)
+}
+
+// copyNodes copies the first n nodes of src, and used upper-layer slots,
+// into dst, a view of the same parameters with room for them, and the
+// header's counts, entry, generation and flags.
+func copyNodes(dst, src *view, n, used int) {
+	words := src.l.words
+	copy(dst.codes, src.codes[:n*words])
+	copy(dst.scale, src.scale[:n])
+	copy(dst.ids, src.ids[:n])
+	copy(dst.info, src.info[:n])
+	copy(dst.upOff, src.upOff[:n])
+	copy(dst.links0, src.links0[:n*(src.l.m0+1)])
+	copy(dst.upper, src.upper[:used])
+	dst.h.Count, dst.h.UpperUsed, dst.h.Entry = uint32(n), uint32(used), src.h.Entry
+	dst.h.Deleted, dst.h.Dirty, dst.h.Gen = src.h.Deleted, src.h.Dirty, src.h.Gen
+}
+
+// liveCodes is the live (not deleted) nodes of v, to build a graph from.
+func liveCodes(v *view) *codes {
+	c := &codes{words: v.l.words}
+	for i := range v.count() {
+		if !v.deleted(i) {
+			c.ids = append(c.ids, v.ids[i])
+			c.scales = append(c.scales, v.scale[i])
+			c.codes = append(c.codes, v.code(i)...)
+		}
+	}
+	return c
 }
 
 // codes is a set of nodes to build a graph from.
@@ -514,15 +534,7 @@ func (w *Writer) Compact() error {
 		return err
 	}
 	v := w.m.v
-	n := int(v.count())
-	c := &codes{words: v.l.words}
-	for i := range uint32(n) {
-		if !v.deleted(i) {
-			c.ids = append(c.ids, v.ids[i])
-			c.scales = append(c.scales, v.scale[i])
-			c.codes = append(c.codes, v.code(i)...)
-		}
-	}
+	c := liveCodes(v)
 	o := Options{Dim: v.l.dim, M: v.l.m, EfConstruction: v.l.efc, Seed: v.l.seed}
 	return w.rebuild(c, atomic.LoadUint64(&v.h.Gen), atomic.LoadUint32(&v.h.Dirty), o)
 }

@@ -452,25 +452,15 @@ func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floo
 		}
 		return gen, nil
 	}
-	var ids []int64
-	if err := collectInts(ctx, tx, &ids, `SELECT DISTINCT id FROM vector_log WHERE kind = ? AND gen > ?`, k.kind, have); err != nil {
-		return 0, err
-	}
 	var ups []ann.Item
-	present := map[int64]bool{}
-	var verr error
-	for id, v := range s.kindVectors(ctx, tx, k.kind, ids, &verr) {
-		present[id] = true
-		ups = append(ups, ann.Item{ID: id, Vec: v})
-	}
-	if verr != nil {
-		return 0, fmt.Errorf("read vectors: %w", verr)
-	}
-	var dels []int64
-	for _, id := range ids {
-		if !present[id] {
-			dels = append(dels, id)
+	dels, err := s.changedVectors(ctx, tx, k.kind, have, func(vs iter.Seq2[int64, []float32]) error {
+		for id, v := range vs {
+			ups = append(ups, ann.Item{ID: id, Vec: v})
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	if err := w.Apply(uint64(gen), ups, dels); err != nil {
 		return 0, err
@@ -567,42 +557,59 @@ func (a *annSet) advanceDraft(ctx context.Context, tx *sql.Tx, k *annKind, d *an
 		return nil
 	}
 	s := a.s
-	var ierr error
 	if k.draftGen < 0 {
+		var ierr error
 		if err := d.Add(s.kindVectors(ctx, tx, k.kind, nil, &ierr)); err != nil {
 			return err
+		}
+		if ierr != nil {
+			return fmt.Errorf("read vectors: %w", ierr)
 		}
 	} else {
 		if k.draftGen < floor {
 			return errors.New("the vector log no longer reaches back to the draft")
 		}
-		var ids []int64
-		if err := collectInts(ctx, tx, &ids, `SELECT DISTINCT id FROM vector_log WHERE kind = ? AND gen > ?`, k.kind, k.draftGen); err != nil {
-			return err
-		}
-		present := make(map[int64]bool, len(ids))
-		err := d.Add(func(yield func(int64, []float32) bool) {
-			for id, v := range s.kindVectors(ctx, tx, k.kind, ids, &ierr) {
-				present[id] = true
-				if !yield(id, v) {
-					return
-				}
-			}
-		})
+		gone, err := s.changedVectors(ctx, tx, k.kind, k.draftGen, d.Add)
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if !present[id] {
-				d.Delete(id)
-			}
-		}
-	}
-	if ierr != nil {
-		return fmt.Errorf("read vectors: %w", ierr)
+		d.Delete(gone...)
 	}
 	k.draftGen = gen
 	return nil
+}
+
+// changedVectors hands add the vectors of the kind's rows that the vector
+// log of snapshot tx says changed after generation since, and returns the
+// ids it names that have no row any more (deleted).
+func (s *Store) changedVectors(ctx context.Context, tx *sql.Tx, kind int, since int64, add func(iter.Seq2[int64, []float32]) error) ([]int64, error) {
+	var ids []int64
+	if err := collectInts(ctx, tx, &ids, `SELECT DISTINCT id FROM vector_log WHERE kind = ? AND gen > ?`, kind, since); err != nil {
+		return nil, err
+	}
+	present := make(map[int64]bool, len(ids))
+	var rerr error
+	err := add(func(yield func(int64, []float32) bool) {
+		for id, v := range s.kindVectors(ctx, tx, kind, ids, &rerr) {
+			present[id] = true
+			if !yield(id, v) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rerr != nil {
+		return nil, fmt.Errorf("read vectors: %w", rerr)
+	}
+	var gone []int64
+	for _, id := range ids {
+		if !present[id] {
+			gone = append(gone, id)
+		}
+	}
+	return gone, nil
 }
 
 // kindCount counts the rows of a kind that have vectors.
