@@ -157,6 +157,10 @@ func TestLoadErrors(t *testing.T) {
 		{"xref /Prev loop", fixture("prevloop.pdf"), nil, loader.ErrMalformedPDF, "/Prev chain loops"},
 		{"huge object number", fixture("hugexref.pdf"), nil, loader.ErrMalformedPDF, "4000000000"},
 		{"huge xref stream size", fixture("hugesize.pdf"), nil, loader.ErrMalformedPDF, "/Size 99999999999"},
+		// Found by FuzzLoadPDF: our lexer refuses the dictionary (an array
+		// closed by ">>"), the library's reads it and sized its table from
+		// /Size, which took all memory and killed the process.
+		{"huge xref stream size in a garbled dictionary", file("garbled.pdf", garbledXrefPDF), nil, loader.ErrMalformedPDF, "/Size 99999999999"},
 		{"object stream inside itself", fixture("objstmcycle.pdf"), nil, loader.ErrMalformedPDF, "inside itself"},
 		{"huge predictor rows", fixture("hugecolumns.pdf"), nil, loader.ErrMalformedPDF, "/Columns 100000000000"},
 		{"pdf too large", fixture("prose.pdf"), []loader.Option{loader.WithMaxBytes(1000)}, loader.ErrTooLarge, "over --max-file-size 1000 bytes"},
@@ -185,6 +189,9 @@ func TestLoadErrors(t *testing.T) {
 func file(name, data string) func(t *testing.T) string {
 	return func(t *testing.T) string { return writeFile(t, name, []byte(data)) }
 }
+
+// garbledXrefPDF is FuzzLoadPDF's input 94b702b9514e29be.
+const garbledXrefPDF = "%PDF-1.5\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R1 4\nendobj\n2 0bo< j\n< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n3 0 obj\n<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>\nendobj\n4 0 obj\n<< /Leng[h 38 >>\nstream\nBT /F1 12 Tf 72 700 Td (Hostile) Tj ET\nendstream\nendobj\n5 0 obj\n<< /Type /XRef /Replaced 6 /W [ >> 2] /Root 1 0 R /mength 42 /Size 99999999999 >>\nstream\n\x00\x00\x00\x00\x00\xff\xff\x01\x00\x00\x00\x09\x00\x00\x01\x00\x00\x00:\x00\x00\x01\x00\x00\x00s\x00\x00\x01\x00\x00\x00\xb2\x00\x00\x01\x00\x00\x01\n\x00\x00\nendstream\nendobj\nstartxref\n266\n%%EOF\n"
 
 func fixture(name string) func(t *testing.T) string {
 	return func(t *testing.T) string { return filepath.Join(pdfDir, name) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -100,6 +101,12 @@ func (x *xrefWalk) table(lx *lexer) (int64, error) {
 // stream decodes a cross-reference stream and records its entries; newer
 // sections are read first and win, as in the library.
 func (x *xrefWalk) stream(lx *lexer) (int64, error) {
+	// The library's lexer accepts dictionaries ours refuses (an array
+	// closed by ">>", say) and then sizes its table from /Size all the
+	// same, so /Size is also looked for in the object's raw header.
+	if size, found := rawSize(x.data[lx.pos:]); found && size > x.limit {
+		return -1, fmt.Errorf("xref stream /Size %d is beyond any real object count", size)
+	}
 	dict, raw, ok := lx.streamObject()
 	if dict == nil || dict["Type"] != pdfName("XRef") {
 		return -1, nil
@@ -528,4 +535,37 @@ func (lx *lexer) streamObject() (pdfDict, []byte, bool) {
 		return dict, nil, false
 	}
 	return dict, lx.b[lx.pos : lx.pos+int(n)], true
+}
+
+// rawSize is the largest value after a /Size key in the header of the
+// object b starts with (up to its "stream" keyword, at most 4 KB), read
+// from the bytes alone; a value too long for int64 counts as the largest.
+func rawSize(b []byte) (size int64, found bool) {
+	b = b[:min(len(b), 4096)]
+	if i := bytes.Index(b, []byte("stream")); i >= 0 {
+		b = b[:i]
+	}
+	for {
+		i := bytes.Index(b, []byte("/Size"))
+		if i < 0 {
+			return size, found
+		}
+		b = b[i+len("/Size"):]
+		j := 0
+		for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n') {
+			j++
+		}
+		k := j
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		if k == j {
+			continue
+		}
+		n, err := strconv.ParseInt(string(b[j:k]), 10, 64)
+		if err != nil {
+			n = math.MaxInt64
+		}
+		size, found = max(size, n), true
+	}
 }
