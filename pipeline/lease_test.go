@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -173,6 +174,63 @@ func TestConcurrentIngestsShareTheWork(t *testing.T) {
 	}
 }
 
+// TestConcurrentIngestsBuildingAhead: with the offline models a run builds
+// each document before it claims it. Two such runs over one folder (with
+// two files of one content) on one store still write each document once,
+// report every file once, and leave the store as one ingest does.
+func TestConcurrentIngestsBuildingAhead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	const n = 40
+	writeCorpus(t, docs, n)
+	copyFile(t, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
+	settings := pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8, Concurrency: 3}
+	db := filepath.Join(dir, "shared.db")
+	var runs [2]*pipeline.Pipeline
+	for i := range runs {
+		runs[i], _ = newPipeline(t, db, settings)
+	}
+	var sums [2]*pipeline.Summary
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, p := range runs {
+		wg.Go(func() { sums[i], errs[i] = p.Ingest(ctx, []string{docs}, pipeline.Options{}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	a, b := sums[0], sums[1]
+	if a.Failed+b.Failed != 0 || a.Updated+b.Updated != 0 {
+		t.Errorf("failures or updates: %+v / %+v", a, b)
+	}
+	// Each run sees n+1 files; the n contents are added once in all, the
+	// copy is a duplicate (or unchanged) wherever it is met.
+	for i, s := range sums {
+		if seen := s.Added + s.Claimed + s.Unchanged + s.Duplicate; seen != n+1 {
+			t.Errorf("run %d reports %d files, want %d: %+v", i, seen, n+1, s)
+		}
+	}
+	if a.Added+b.Added != n {
+		t.Errorf("%d documents added by the two runs, want %d", a.Added+b.Added, n)
+	}
+	single, st1 := newPipeline(t, filepath.Join(dir, "single.db"), settings)
+	if _, err := single.Ingest(ctx, []string{docs}, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := store.Open(ctx, "sqlite://"+db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	if got, want := graphDump(t, shared), graphDump(t, st1); got != want {
+		t.Errorf("two concurrent ingests differ from one ingest:\n%s", firstDiff(got, want))
+	}
+}
+
 func firstDiff(got, want string) string {
 	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
 	for i := 0; i < max(len(g), len(w)); i++ {
@@ -306,5 +364,16 @@ func TestLeaseRenewedWhileBuilding(t *testing.T) {
 	}
 	if r := q.IngestFile(ctx, path); r.Outcome != pipeline.Unchanged {
 		t.Errorf("the second run after the first wrote: %+v; want unchanged", r)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -23,7 +23,9 @@ import (
 //
 // The claim (store.Writer.Claim) both marks the row processing and leases it
 // to this run, so another run skips it (lease.go); the write or the settled
-// failure ends the lease. A new version of a done document gets a row of its
+// failure ends the lease. The claim comes before the build, except with the
+// offline models, whose builds are cheap: then it comes right after
+// (Pipeline.buildsAhead). A new version of a done document gets a row of its
 // own (its content id) while it is processed; the done version stays
 // queryable until the write replaces both in one transaction. A done
 // document re-processed for new settings stays done while leased. A

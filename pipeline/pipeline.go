@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/graphbuild"
@@ -402,6 +403,22 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	defer p.watchStall(runCtx, stopRun)()
 	w := p.newWriter()
 	var skips atomic.Int64
+	ahead := p.buildsAhead()
+	claims := make(chan builtAhead, 1024)
+	room := semaphore.NewWeighted(aheadRows)
+	claimed := make(chan struct{})
+	go func() {
+		defer close(claimed)
+		for b := range claims {
+			r, flight := p.claimStaged(runCtx, b.st)
+			var pw *pendingWrite
+			if flight != nil {
+				r, pw = p.built(runCtx, b.st, flight, b.w, b.stats, b.err)
+			}
+			w.submit(runCtx, r, pw, b.finish, stopRun)
+			room.Release(b.rows)
+		}
+	}()
 	var g errgroup.Group
 	g.SetLimit(p.concurrency())
 	for _, path := range files {
@@ -418,32 +435,68 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 				}
 				record(r)
 			}
-			r, pw := p.prepare(runCtx, path)
-			if pw == nil {
-				if r.fatal != nil {
-					stopRun(r.fatal) // before finish, which then leaves r out
-				}
-				finish(r)
+			if !ahead {
+				r, pw := p.prepare(runCtx, path)
+				w.submit(runCtx, r, pw, finish, stopRun)
 				return nil
 			}
-			err := w.batcher.Submit(runCtx, pw.w, func(err error) {
-				if store.Fatal(err) {
-					stopRun(err)
-				}
-				finish(pw.finish(runCtx, err))
-			})
-			if err != nil {
-				finish(pw.finish(runCtx, err))
+			r, st := p.stage(runCtx, path)
+			if st == nil {
+				w.submit(runCtx, r, nil, finish, stopRun)
+				return nil
 			}
+			b := builtAhead{st: st, finish: finish, rows: 1}
+			b.w, b.stats, b.err = p.BuildCounted(runCtx, st.doc)
+			if b.w != nil {
+				b.rows = min(aheadRows, int64(1+len(b.w.Chunks)+len(b.w.Entities)+len(b.w.Relations)))
+			}
+			// The claims never stop taking documents, so this ends.
+			_ = room.Acquire(context.Background(), b.rows)
+			claims <- b
 			return nil
 		})
 	}
 	g.Wait()
+	close(claims)
+	<-claimed
 	writes = w.close()
 	if runCtx.Err() != nil {
 		return int(skips.Load()), writes, context.Cause(runCtx)
 	}
 	return int(skips.Load()), writes, nil
+}
+
+// A run with models that build a document in milliseconds (the offline
+// extractor and the hashing embedder) builds each document before claiming
+// it, and leaves the claims to one goroutine: a claim is a write
+// transaction, which waits while the writer commits a group (a second at
+// x1, several at x4), and the workers would wait with it, leaving a core
+// idle. A build whose claim is refused (another run's document, or a copy
+// of one this run is building) is thrown away; with a model, whose calls
+// cost time and money, a document is claimed before it is built.
+
+// aheadRows bounds the rows (chunks, entities, relations) of the documents
+// built and waiting for their claims: the workers keep going through a
+// group's commit (a few seconds of work), and a folder of big documents
+// does not fill memory.
+const aheadRows = 250_000
+
+// builtAhead is a document built before its claim.
+type builtAhead struct {
+	st     *staged
+	w      *store.DocumentWrite
+	stats  BuildStats
+	err    error
+	rows   int64 // its weight in aheadRows
+	finish func(FileResult)
+}
+
+// buildsAhead reports whether p's models build a document in milliseconds,
+// so that building before the claim costs little when the claim is refused.
+func (p *Pipeline) buildsAhead() bool {
+	_, offline := p.Extractor.(*ner.Offline)
+	_, hashed := p.Embedder.(*embedstore.Hash)
+	return offline && hashed
 }
 
 // writer is one run's write stage: the Batcher over the store and the
@@ -468,6 +521,27 @@ func (p *Pipeline) newWriter() *writer {
 // runBulkGap is the pause in a run's stream of documents after which its
 // writer stops waiting for a bigger group.
 const runBulkGap = 10 * time.Second
+
+// submit queues pw's write, which finish then hears about; with no write
+// (pw nil) finish hears r at once. A fatal failure stops the run.
+func (w *writer) submit(ctx context.Context, r FileResult, pw *pendingWrite, finish func(FileResult), stopRun context.CancelCauseFunc) {
+	if pw == nil {
+		if r.fatal != nil {
+			stopRun(r.fatal) // before finish, which then leaves r out
+		}
+		finish(r)
+		return
+	}
+	err := w.batcher.Submit(ctx, pw.w, func(err error) {
+		if store.Fatal(err) {
+			stopRun(err)
+		}
+		finish(pw.finish(ctx, err))
+	})
+	if err != nil {
+		finish(pw.finish(ctx, err))
+	}
+}
 
 // close writes what is queued and says what the run's writes took.
 func (w *writer) close() *WriteSummary {
@@ -527,18 +601,49 @@ func (pw *pendingWrite) finish(ctx context.Context, err error) FileResult {
 // prepare does everything for one file up to its write: the result when
 // nothing is to be written (unchanged, renamed, failed), else the write.
 func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendingWrite) {
-	res := FileResult{Path: path}
-	fail := func(err error) (FileResult, *pendingWrite) {
-		res.Outcome, res.Error = Failed, err.Error()
-		if _, ok := errors.AsType[*ner.UnusableAnswersError](err); ok || store.Fatal(err) {
-			res.fatal = err
-		}
-		return res, nil
+	r, st := p.stage(ctx, path)
+	if st == nil {
+		return r, nil
 	}
+	r, flight := p.claimStaged(ctx, st)
+	if flight == nil {
+		return r, nil
+	}
+	w, stats, err := p.BuildCounted(ctx, st.doc)
+	return p.built(ctx, st, flight, w, stats, err)
+}
+
+// staged is a file read and settled up to its claim.
+type staged struct {
+	path string
+	prev *store.Document // the path's stored row, nil if none
+	doc  *loader.Document
+	key  string // the file's key, when it can be trusted (trustedKey)
+	res  FileResult
+}
+
+// fail is the result of st failing with err.
+func (st *staged) fail(err error) FileResult { return failed(st.res, err) }
+
+// failed is res failed with err.
+func failed(res FileResult, err error) FileResult {
+	res.Outcome, res.Error = Failed, err.Error()
+	if _, ok := errors.AsType[*ner.UnusableAnswersError](err); ok || store.Fatal(err) {
+		res.fatal = err
+	}
+	return res
+}
+
+// stage does prepare's part before the claim: the file's result when
+// nothing is to be built (st nil), else the file loaded and settled.
+func (p *Pipeline) stage(ctx context.Context, path string) (FileResult, *staged) {
+	st := &staged{path: path, res: FileResult{Path: path}}
+	res := &st.res
 	prev, err := p.Store.DocumentByPath(ctx, path)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fail(fmt.Errorf("%s: read store: %w", path, err))
+		return st.fail(fmt.Errorf("%s: read store: %w", path, err)), nil
 	}
+	st.prev = prev
 	// A done document whose file has the key it was read with is skipped
 	// unread: a re-run over an unchanged folder opens no file.
 	before, _ := os.Stat(path)
@@ -550,14 +655,14 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	}
 	if known != "" && prev.Status == store.StatusDone && prev.Fingerprint == p.Fingerprint && prev.FileKey == known {
 		res.DocID, res.Outcome = prev.ID, Unchanged
-		return res, nil
+		return *res, nil
 	}
 	// Likewise a file that failed to load for a reason in its bytes, with
 	// this loader: it would fail the same way.
 	if known != "" && prev.Status == store.StatusFailed && prev.FileKey == failedLoadKey(known) {
 		res.DocID, res.Outcome = prev.ID, Failed
 		res.Error = prev.Error + " (file unchanged since; not read again)"
-		return res, nil
+		return *res, nil
 	}
 	// A copy of a stored document, unchanged since it was found to be one,
 	// while the original is still stored and its file still there.
@@ -565,14 +670,14 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		if orig := p.originalOf(ctx, prev); orig != nil {
 			res.DocID, res.Outcome = orig.ID, Duplicate
 			res.Warnings = []string{duplicateWarning("content", orig.Path)}
-			return res, nil
+			return *res, nil
 		}
 	}
 	// Another live run is building this path's document: leave it to it
 	// (the claim after loading decides; this spares the read).
 	if prev != nil && p.heldElsewhere(prev) {
 		res.DocID, res.Outcome, res.ClaimedBy = prev.ID, Claimed, ownerName(prev.LeaseOwner)
-		return res, nil
+		return *res, nil
 	}
 	readAt := time.Now()
 	res.Loaded = true
@@ -582,72 +687,96 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 		if prev == nil || prev.Status != store.StatusDone {
 			p.markFailed(ctx, path, prev, err, before, readAt)
 		}
-		return fail(err)
+		return st.fail(err), nil
 	}
+	st.doc = doc
 	res.DocID, res.Warnings = doc.ID, doc.Warnings
-	key := trustedKey(before, readAt, doc.Size, doc.ModTime)
-	settled := func(outcome Outcome, warning string) (FileResult, *pendingWrite) {
-		res.Outcome = outcome
-		if warning != "" {
-			res.Warnings = append(res.Warnings, warning)
-		}
-		// Read again and found unchanged (or moved here): remember the
-		// file's key so the next run need not read it.
-		if outcome == Duplicate && key != "" {
-			p.recordCopy(ctx, path, doc, key, warning)
-		}
-		if outcome != Duplicate && key != "" && (prev == nil || prev.ID != doc.ID || prev.FileKey != key) {
-			if err := p.Store.SetFileKey(ctx, doc.ID, key); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return fail(fmt.Errorf("%s: record file key: %w", path, err))
-			}
-		}
-		return res, nil
-	}
+	st.key = trustedKey(before, readAt, doc.Size, doc.ModTime)
 	outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
 	if err != nil {
-		return fail(err)
+		return st.fail(err), nil
 	}
 	if outcome != "" {
-		return settled(outcome, warning)
+		return p.settled(ctx, st, outcome, warning), nil
 	}
-	flight, err := p.begin(ctx, prev, doc)
+	return *res, st
+}
+
+// settled is the result of a staged file that needs no build: outcome,
+// with warning if not empty.
+func (p *Pipeline) settled(ctx context.Context, st *staged, outcome Outcome, warning string) FileResult {
+	res := st.res
+	res.Outcome = outcome
+	if warning != "" {
+		res.Warnings = append(slices.Clip(res.Warnings), warning)
+	}
+	// Read again and found unchanged (or moved here): remember the
+	// file's key so the next run need not read it.
+	key, doc, prev := st.key, st.doc, st.prev
+	if outcome == Duplicate && key != "" {
+		p.recordCopy(ctx, st.path, doc, key, warning)
+	}
+	if outcome != Duplicate && key != "" && (prev == nil || prev.ID != doc.ID || prev.FileKey != key) {
+		if err := p.Store.SetFileKey(ctx, doc.ID, key); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return failed(res, fmt.Errorf("%s: record file key: %w", st.path, err))
+		}
+	}
+	return res
+}
+
+// claimStaged claims the row of st's document for this run: the flight,
+// or (flight nil) the file's result when it is not to be built here.
+func (p *Pipeline) claimStaged(ctx context.Context, st *staged) (FileResult, *inflight) {
+	path := st.path
+	flight, err := p.begin(ctx, st.prev, st.doc)
 	var held *store.ClaimedError
 	var building *buildingError
 	switch {
 	case errors.As(err, &building):
 		if building.path == path {
-			return settled(Unchanged, "")
+			return p.settled(ctx, st, Unchanged, ""), nil
 		}
-		return settled(Duplicate, duplicateWarning("content", building.path))
+		return p.settled(ctx, st, Duplicate, duplicateWarning("content", building.path)), nil
 	case errors.As(err, &held):
+		res := st.res
 		res.Outcome, res.ClaimedBy = Claimed, ownerName(held.Owner)
 		return res, nil
 	case errors.Is(err, store.ErrUpToDate):
 		// Another run finished this content since prev was read: settle
 		// again against the store as it is now (here: unchanged;
 		// elsewhere: renamed or duplicate).
-		if prev, err = p.Store.DocumentByPath(ctx, path); errors.Is(err, store.ErrNotFound) {
+		prev, err := p.Store.DocumentByPath(ctx, path)
+		if errors.Is(err, store.ErrNotFound) {
 			prev, err = nil, nil
 		}
 		if err != nil {
-			return fail(fmt.Errorf("%s: read store: %w", path, err))
+			return st.fail(fmt.Errorf("%s: read store: %w", path, err)), nil
 		}
-		outcome, warning, err := p.settle(ctx, path, prev, doc.ID, p.Fingerprint, "content")
+		st.prev = prev
+		outcome, warning, err := p.settle(ctx, path, prev, st.doc.ID, p.Fingerprint, "content")
 		if err != nil {
-			return fail(err)
+			return st.fail(err), nil
 		}
-		return settled(cmp.Or(outcome, Unchanged), warning)
+		return p.settled(ctx, st, cmp.Or(outcome, Unchanged), warning), nil
 	case err != nil:
-		return fail(fmt.Errorf("%s: claim: %w", path, err))
+		return st.fail(fmt.Errorf("%s: claim: %w", path, err)), nil
 	}
-	w, stats, err := p.BuildCounted(ctx, doc)
+	return st.res, flight
+}
+
+// built turns the build of a claimed document (w, or its failure err) into
+// its write, or settles the claim and says why there is none.
+func (p *Pipeline) built(ctx context.Context, st *staged, flight *inflight, w *store.DocumentWrite, stats BuildStats, err error) (FileResult, *pendingWrite) {
 	if err != nil {
 		flight.end(ctx, err)
-		res.Unusable = stats.Unusable
-		return fail(err)
+		r := st.fail(err)
+		r.Unusable = stats.Unusable
+		return r, nil
 	}
+	path, prev, doc := st.path, st.prev, st.doc
+	res := st.res
 	res.Warnings = w.Document.Warnings
-	w.Document.FileKey = key
+	w.Document.FileKey = st.key
 	if prev != nil && prev.ID != doc.ID {
 		w.Replaces = append(w.Replaces, prev.ID)
 	}
