@@ -100,7 +100,6 @@ func graphDump(t *testing.T, st store.Store) string {
 // processes have): no document is extracted twice, what one adds the other
 // counts as claimed or unchanged, and the store ends as one ingest leaves it.
 func TestConcurrentIngestsShareTheWork(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	const n = 40
@@ -114,22 +113,7 @@ func TestConcurrentIngestsShareTheWork(t *testing.T) {
 		p.Extractor = &loggedExtractor{Extractor: p.Extractor, log: log, run: strconv.Itoa(i)}
 		runs[i] = p
 	}
-	var sums [2]*pipeline.Summary
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i, p := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sums[i], errs[i] = p.Ingest(ctx, []string{docs}, pipeline.Options{})
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("run %d: %v", i, err)
-		}
-	}
+	sums := ingestTogether(t, runs, docs)
 	a, b := sums[0], sums[1]
 	t.Logf("run 0: %d added, %d claimed, %d unchanged; run 1: %d added, %d claimed, %d unchanged",
 		a.Added, a.Claimed, a.Unchanged, b.Added, b.Claimed, b.Unchanged)
@@ -160,18 +144,7 @@ func TestConcurrentIngestsShareTheWork(t *testing.T) {
 		}
 	}
 
-	single, st1 := newPipeline(t, filepath.Join(dir, "single.db"), settings)
-	if _, err := single.Ingest(ctx, []string{docs}, pipeline.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	shared, err := store.Open(ctx, "sqlite://"+db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shared.Close()
-	if got, want := graphDump(t, shared), graphDump(t, st1); got != want {
-		t.Errorf("two concurrent ingests differ from one ingest:\n%s", firstDiff(got, want))
-	}
+	sameAsOneIngest(t, dir, docs, db, settings)
 }
 
 // TestConcurrentIngestsBuildingAhead: with the offline models a run builds
@@ -179,7 +152,6 @@ func TestConcurrentIngestsShareTheWork(t *testing.T) {
 // two files of one content) on one store still write each document once,
 // report every file once, and leave the store as one ingest does.
 func TestConcurrentIngestsBuildingAhead(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	const n = 40
@@ -191,18 +163,7 @@ func TestConcurrentIngestsBuildingAhead(t *testing.T) {
 	for i := range runs {
 		runs[i], _ = newPipeline(t, db, settings)
 	}
-	var sums [2]*pipeline.Summary
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i, p := range runs {
-		wg.Go(func() { sums[i], errs[i] = p.Ingest(ctx, []string{docs}, pipeline.Options{}) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("run %d: %v", i, err)
-		}
-	}
+	sums := ingestTogether(t, runs, docs)
 	a, b := sums[0], sums[1]
 	if a.Failed+b.Failed != 0 || a.Updated+b.Updated != 0 {
 		t.Errorf("failures or updates: %+v / %+v", a, b)
@@ -217,6 +178,32 @@ func TestConcurrentIngestsBuildingAhead(t *testing.T) {
 	if a.Added+b.Added != n {
 		t.Errorf("%d documents added by the two runs, want %d", a.Added+b.Added, n)
 	}
+	sameAsOneIngest(t, dir, docs, db, settings)
+}
+
+// ingestTogether runs the pipelines' ingests of docs at once.
+func ingestTogether(t *testing.T, runs [2]*pipeline.Pipeline, docs string) [2]*pipeline.Summary {
+	t.Helper()
+	var sums [2]*pipeline.Summary
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, p := range runs {
+		wg.Go(func() { sums[i], errs[i] = p.Ingest(context.Background(), []string{docs}, pipeline.Options{}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	return sums
+}
+
+// sameAsOneIngest checks that the store at db holds what one ingest of docs
+// into a new store (in dir) leaves.
+func sameAsOneIngest(t *testing.T, dir, docs, db string, settings pipeline.Settings) {
+	t.Helper()
+	ctx := context.Background()
 	single, st1 := newPipeline(t, filepath.Join(dir, "single.db"), settings)
 	if _, err := single.Ingest(ctx, []string{docs}, pipeline.Options{}); err != nil {
 		t.Fatal(err)
