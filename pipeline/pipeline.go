@@ -410,6 +410,14 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	go func() {
 		defer close(claimed)
 		for b := range claims {
+			if stopped(stop) || runCtx.Err() != nil {
+				// Built ahead but never claimed: as far as the store
+				// knows, not started; a graceful stop finishes only the
+				// documents it has claimed.
+				skips.Add(1)
+				room.Release(b.rows)
+				continue
+			}
 			r, flight := p.claimStaged(runCtx, b.st)
 			var pw *pendingWrite
 			if flight != nil {
