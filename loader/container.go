@@ -253,18 +253,14 @@ func xmlWalk(part string, b []byte, r *xmlRules, out *bytes.Buffer) ([]string, e
 	asideDepth, asideStart := 0, 0
 	var notes bytes.Buffer
 	for {
-		tok, err := d.Token()
+		tok, err := xmlToken(d, part)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return headings, errXML(part, err)
+			return headings, err
 		}
 		switch t := tok.(type) {
-		case xml.Directive:
-			if bytes.Contains(t, []byte("ENTITY")) {
-				return headings, fmt.Errorf("%w: part %s declares XML entities, which documents do not need (entity expansion refused)", ErrMalformed, part)
-			}
 		case xml.StartElement:
 			if len(stack) >= maxXMLDepth {
 				return headings, fmt.Errorf("%w: part %s nests elements more than %d deep", ErrMalformed, part, maxXMLDepth)

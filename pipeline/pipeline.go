@@ -403,6 +403,9 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	defer p.watchStall(runCtx, stopRun)()
 	w := p.newWriter()
 	var skips atomic.Int64
+	// halted: a file not yet started (or built ahead and not yet claimed)
+	// is left, counted as skipped.
+	halted := func() bool { return stopped(stop) || runCtx.Err() != nil }
 	ahead := p.buildsAhead()
 	claims := make(chan builtAhead, 1024)
 	room := semaphore.NewWeighted(aheadRows)
@@ -410,7 +413,7 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	go func() {
 		defer close(claimed)
 		for b := range claims {
-			if stopped(stop) || runCtx.Err() != nil {
+			if halted() {
 				// Built ahead but never claimed: as far as the store
 				// knows, not started; a graceful stop finishes only the
 				// documents it has claimed.
@@ -431,7 +434,7 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	g.SetLimit(p.concurrency())
 	for _, path := range files {
 		g.Go(func() error {
-			if stopped(stop) || runCtx.Err() != nil {
+			if halted() {
 				skips.Add(1)
 				return nil
 			}
@@ -456,7 +459,7 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 			b := builtAhead{st: st, finish: finish, rows: 1}
 			b.w, b.stats, b.err = p.BuildCounted(runCtx, st.doc)
 			if b.w != nil {
-				b.rows = min(aheadRows, int64(1+len(b.w.Chunks)+len(b.w.Entities)+len(b.w.Relations)))
+				b.rows = min(aheadRows, int64(b.w.Rows()))
 			}
 			// The claims never stop taking documents, so this ends.
 			_ = room.Acquire(context.Background(), b.rows)

@@ -189,7 +189,7 @@ func (b *Batcher) submitJob(ctx context.Context, w *DocumentWrite, done func(err
 	if w == nil {
 		return nil, errors.New("batch writer: nil document write")
 	}
-	j := &batchJob{ctx: ctx, w: w, rows: rowsOf(w), keys: keysOf(w), done: done, waited: waited}
+	j := &batchJob{ctx: ctx, w: w, rows: w.Rows(), keys: keysOf(w), done: done, waited: waited}
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -506,11 +506,6 @@ func RetryPause(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// rowsOf is the size of a write in rows, what the group limits count.
-func rowsOf(w *DocumentWrite) int {
-	return 1 + len(w.Chunks) + len(w.Entities) + len(w.Relations)
 }
 
 // keysOf lists the ids two writes in one group must not share.

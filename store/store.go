@@ -21,7 +21,8 @@ type Status string
 const (
 	// StatusPending is a document queued to be built (watch mode).
 	StatusPending Status = "pending"
-	// StatusProcessing is a document a run has claimed and is building.
+	// StatusProcessing is a document a run has claimed and is building or
+	// writing.
 	StatusProcessing Status = "processing"
 	// StatusDone is a document whose graph is stored and searchable.
 	StatusDone Status = "done"
@@ -135,6 +136,12 @@ type DocumentWrite struct {
 	// Replaces lists ids of older documents this one supersedes (same path,
 	// different content); they are deleted in the same transaction.
 	Replaces []string
+}
+
+// Rows is the size of w in rows (the document, its chunks and its entity
+// and relation mentions): what write groups and queues of writes count.
+func (w *DocumentWrite) Rows() int {
+	return 1 + len(w.Chunks) + len(w.Entities) + len(w.Relations)
 }
 
 // Merger turns all mentions of an entity or relation into its stored form
