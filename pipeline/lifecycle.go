@@ -52,6 +52,41 @@ func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.
 	row := p.documentRow(doc)
 	lease := store.Lease{Owner: p.owner(), TTL: p.leaseTTL()}
 	before, err := p.Store.Claim(ctx, row, lease)
+	return p.claimed(ctx, prev, row, lease, before, err)
+}
+
+// beginAll is begin for each of docs (prevs[i] the row docs[i]'s path had),
+// claimed in one transaction when the store can.
+func (p *Pipeline) beginAll(ctx context.Context, prevs []*store.Document, docs []*loader.Document) ([]*inflight, []error) {
+	flights, errs := make([]*inflight, len(docs)), make([]error, len(docs))
+	bc, ok := p.Store.(store.BatchClaimer)
+	if !ok || len(docs) == 1 {
+		for i, doc := range docs {
+			flights[i], errs[i] = p.begin(ctx, prevs[i], doc)
+		}
+		return flights, errs
+	}
+	rows := make([]store.Document, len(docs))
+	for i, doc := range docs {
+		rows[i] = p.documentRow(doc)
+	}
+	lease := store.Lease{Owner: p.owner(), TTL: p.leaseTTL()}
+	claims, err := bc.ClaimDocuments(ctx, rows, lease)
+	for i := range docs {
+		var c store.ClaimResult
+		if err != nil {
+			c.Err = err
+		} else {
+			c = claims[i]
+		}
+		flights[i], errs[i] = p.claimed(ctx, prevs[i], rows[i], lease, c.Before, c.Err)
+	}
+	return flights, errs
+}
+
+// claimed is begin after the claim of row: it takes over a gone run's
+// lease, and turns a row this run is building into a buildingError.
+func (p *Pipeline) claimed(ctx context.Context, prev *store.Document, row store.Document, lease store.Lease, before *store.Document, err error) (*inflight, error) {
 	var held *store.ClaimedError
 	if errors.As(err, &held) && ownerGone(held.Owner) {
 		lease.TakeOver = held.Owner

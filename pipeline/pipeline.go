@@ -412,22 +412,45 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	claimed := make(chan struct{})
 	go func() {
 		defer close(claimed)
+		batch := make([]builtAhead, 0, claimBatch)
 		for b := range claims {
+			batch = append(batch[:0], b)
+		waiting:
+			for len(batch) < claimBatch {
+				select {
+				case b, ok := <-claims:
+					if !ok {
+						break waiting
+					}
+					batch = append(batch, b)
+				default:
+					break waiting
+				}
+			}
 			if halted() {
 				// Built ahead but never claimed: as far as the store
 				// knows, not started; a graceful stop finishes only the
 				// documents it has claimed.
-				skips.Add(1)
-				room.Release(b.rows)
+				for _, b := range batch {
+					skips.Add(1)
+					room.Release(b.rows)
+				}
 				continue
 			}
-			r, flight := p.claimStaged(runCtx, b.st)
-			var pw *pendingWrite
-			if flight != nil {
-				r, pw = p.built(runCtx, b.st, flight, b.w, b.stats, b.err)
+			sts := make([]*staged, len(batch))
+			for i, b := range batch {
+				sts[i] = b.st
 			}
-			w.submit(runCtx, r, pw, b.finish, stopRun)
-			room.Release(b.rows)
+			results, flights := p.claimAllStaged(runCtx, sts)
+			for i, b := range batch {
+				r, flight := results[i], flights[i]
+				var pw *pendingWrite
+				if flight != nil {
+					r, pw = p.built(runCtx, b.st, flight, b.w, b.stats, b.err)
+				}
+				w.submit(runCtx, r, pw, b.finish, stopRun)
+				room.Release(b.rows)
+			}
 		}
 	}()
 	var g errgroup.Group
@@ -482,7 +505,9 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 // it, and leaves the claims to one goroutine: a claim is a write
 // transaction, which waits while the writer commits a group (a second at
 // x1, several at x4), and the workers would wait with it, leaving a core
-// idle. A build whose claim is refused (another run's document, or a copy
+// idle. That goroutine claims the documents waiting for it in one
+// transaction (claimBatch), so a run commits a claim per group rather
+// than per document. A build whose claim is refused (another run's document, or a copy
 // of one this run is building) is thrown away; with a model, whose calls
 // cost time and money, a document is claimed before it is built.
 
@@ -491,6 +516,11 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 // group's commit (a few seconds of work), and a folder of big documents
 // does not fill memory.
 const aheadRows = 250_000
+
+// claimBatch bounds the documents claimed in one transaction: the claims
+// waiting when the claimer comes round (after a group's commit, hundreds)
+// are taken together, one commit instead of one each.
+const claimBatch = 256
 
 // builtAhead is a document built before its claim.
 type builtAhead struct {
@@ -738,8 +768,28 @@ func (p *Pipeline) settled(ctx context.Context, st *staged, outcome Outcome, war
 // claimStaged claims the row of st's document for this run: the flight,
 // or (flight nil) the file's result when it is not to be built here.
 func (p *Pipeline) claimStaged(ctx context.Context, st *staged) (FileResult, *inflight) {
-	path := st.path
 	flight, err := p.begin(ctx, st.prev, st.doc)
+	return p.claimedStaged(ctx, st, flight, err)
+}
+
+// claimAllStaged is claimStaged for each of sts, claimed together
+// (Pipeline.beginAll).
+func (p *Pipeline) claimAllStaged(ctx context.Context, sts []*staged) ([]FileResult, []*inflight) {
+	prevs, docs := make([]*store.Document, len(sts)), make([]*loader.Document, len(sts))
+	for i, st := range sts {
+		prevs[i], docs[i] = st.prev, st.doc
+	}
+	flights, errs := p.beginAll(ctx, prevs, docs)
+	results := make([]FileResult, len(sts))
+	for i, st := range sts {
+		results[i], flights[i] = p.claimedStaged(ctx, st, flights[i], errs[i])
+	}
+	return results, flights
+}
+
+// claimedStaged is claimStaged after begin: the claim's refusal settled.
+func (p *Pipeline) claimedStaged(ctx context.Context, st *staged, flight *inflight, err error) (FileResult, *inflight) {
+	path := st.path
 	var held *store.ClaimedError
 	var building *buildingError
 	switch {

@@ -417,6 +417,27 @@ type BatchWriter interface {
 	WriteDocuments(ctx context.Context, ws ...*DocumentWrite) error
 }
 
+// BatchClaimer is implemented by stores that can claim several documents
+// in one transaction; both built-in backends do. A run that builds ahead of
+// its claims takes the claims waiting together: claimed one by one, each
+// would be a commit of its own, rewriting the documents' pages each time.
+type BatchClaimer interface {
+	// ClaimDocuments is Claim for each of docs in order, in one
+	// transaction: claims[i] is what Claim(ctx, docs[i], lease) returns
+	// after the claims before it (the same id twice: the second finds the
+	// first's row). err is the transaction's failure; then nothing was
+	// claimed and claims is nil.
+	ClaimDocuments(ctx context.Context, docs []Document, lease Lease) (claims []ClaimResult, err error)
+}
+
+// ClaimResult is one document's claim in ClaimDocuments: the row before
+// the claim, and the error Claim returns for it (ErrUpToDate, a
+// *ClaimedError, a document without an id).
+type ClaimResult struct {
+	Before *Document
+	Err    error
+}
+
 // GroupLimiter is implemented by a BatchWriter whose transactions cost more
 // per row past a size; a Batcher keeps its groups under that size.
 type GroupLimiter interface {

@@ -70,6 +70,13 @@ func (s *fullDiskStore) Claim(ctx context.Context, d store.Document, l store.Lea
 	return s.Store.Claim(ctx, d, l)
 }
 
+func (s *fullDiskStore) ClaimDocuments(ctx context.Context, ds []store.Document, l store.Lease) ([]store.ClaimResult, error) {
+	if err := s.take(0); err != nil {
+		return nil, err
+	}
+	return s.Store.ClaimDocuments(ctx, ds, l)
+}
+
 func (s *fullDiskStore) SetStatus(ctx context.Context, d store.Document, st store.Status, reason string) error {
 	if err := s.take(0); err != nil {
 		return err

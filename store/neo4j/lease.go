@@ -10,13 +10,51 @@ import (
 
 // Claim leases a document node to lease.Owner in one statement (stmtClaim).
 func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease) (*store.Document, error) {
-	op := "claim " + doc.ID
-	if doc.ID == "" {
-		return nil, s.fail(op, fmt.Errorf("document %s has an empty id", doc.Path))
+	claims, err := s.ClaimDocuments(ctx, []store.Document{doc}, lease)
+	if err != nil {
+		return nil, err
+	}
+	return claims[0].Before, claims[0].Err
+}
+
+// ClaimDocuments is Claim for each of docs, one statement each in one
+// transaction.
+func (s *Store) ClaimDocuments(ctx context.Context, docs []store.Document, lease store.Lease) ([]store.ClaimResult, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	op := "claim " + docs[0].ID
+	if len(docs) > 1 {
+		op = fmt.Sprintf("claim %d documents", len(docs))
 	}
 	if lease.Owner == "" || lease.TTL <= 0 {
 		return nil, s.fail(op, fmt.Errorf("a lease needs an owner and a positive duration"))
 	}
+	claims := make([]store.ClaimResult, len(docs))
+	err := s.write(ctx, op, func(tx runner) error {
+		clear(claims)
+		for i, doc := range docs {
+			if doc.ID == "" {
+				claims[i].Err = s.fail("claim "+doc.ID, fmt.Errorf("document %s has an empty id", doc.Path))
+				continue
+			}
+			var err error
+			claims[i], err = s.claimIn(ctx, tx, doc, lease)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// claimIn runs stmtClaim for doc in tx. The error is the statement's; a
+// refusal is the claim's.
+func (s *Store) claimIn(ctx context.Context, tx runner, doc store.Document, lease store.Lease) (store.ClaimResult, error) {
 	props := documentProps(doc)
 	props["file_key"] = "" // a lifecycle row never lets a file be skipped unread
 	params := map[string]any{
@@ -31,33 +69,27 @@ func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease
 		"processing":  string(store.StatusProcessing),
 		"no_error":    "",
 	}
-	var outcome int64
-	var before *store.Document
-	err := s.write(ctx, op, func(tx runner) error {
-		recs, err := collect(ctx, tx, stmtClaim, params)
-		if err != nil {
-			return err
-		}
-		if len(recs) != 1 {
-			return fmt.Errorf("claim returned %d rows", len(recs))
-		}
-		outcome, before = recordInt(recs[0], "outcome"), nil
-		if m := recordMap(recs[0], "before"); m != nil {
-			d := decodeDocument(m)
-			before = &d
-		}
-		return nil
-	})
+	recs, err := collect(ctx, tx, stmtClaim, params)
 	if err != nil {
-		return nil, err
+		return store.ClaimResult{}, err
 	}
-	switch outcome {
+	if len(recs) != 1 {
+		return store.ClaimResult{}, fmt.Errorf("claim of %s returned %d rows", doc.ID, len(recs))
+	}
+	var c store.ClaimResult
+	if m := recordMap(recs[0], "before"); m != nil {
+		d := decodeDocument(m)
+		c.Before = &d
+	}
+	op := "claim " + doc.ID
+	switch recordInt(recs[0], "outcome") {
 	case 0:
-		return before, nil
 	case 1:
-		return before, s.fail(op, store.ErrUpToDate)
+		c.Err = s.fail(op, store.ErrUpToDate)
+	default:
+		c.Err = s.fail(op, &store.ClaimedError{ID: doc.ID, Owner: c.Before.LeaseOwner, Until: c.Before.LeaseUntil})
 	}
-	return before, s.fail(op, &store.ClaimedError{ID: doc.ID, Owner: before.LeaseOwner, Until: before.LeaseUntil})
+	return c, nil
 }
 
 // RenewLeases extends owner's leases by the server's clock.

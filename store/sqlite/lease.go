@@ -15,50 +15,76 @@ import (
 // one id exactly one gets it. The row as it was is read in the same
 // transaction, to say why a claim was refused and what a claimed row was.
 func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease) (*store.Document, error) {
-	if doc.ID == "" {
-		return nil, fmt.Errorf("sqlite store %s: claim %s: empty document id", s.path, doc.Path)
+	claims, err := s.ClaimDocuments(ctx, []store.Document{doc}, lease)
+	if err != nil {
+		return nil, err
+	}
+	return claims[0].Before, claims[0].Err
+}
+
+// ClaimDocuments is Claim for each of docs in one write transaction.
+func (s *Store) ClaimDocuments(ctx context.Context, docs []store.Document, lease store.Lease) ([]store.ClaimResult, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	what := "claim " + docs[0].ID
+	if len(docs) > 1 {
+		what = fmt.Sprintf("claim %d documents", len(docs))
 	}
 	if lease.Owner == "" || lease.TTL <= 0 {
-		return nil, fmt.Errorf("sqlite store %s: claim %s: a lease needs an owner and a positive duration", s.path, doc.ID)
+		return nil, fmt.Errorf("sqlite store %s: %s: a lease needs an owner and a positive duration", s.path, what)
 	}
 	sel, upsert, err := s.claimStatements(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: claim %s: %w", s.path, doc.ID, err)
+		return nil, fmt.Errorf("sqlite store %s: %s: %w", s.path, what, err)
 	}
-	var before *store.Document
-	var claimErr error
+	claims := make([]store.ClaimResult, len(docs))
 	err = s.retrying(ctx, func() error {
-		before, claimErr = nil, nil
+		clear(claims)
 		tx, err := s.wdb.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		d, err := scanDocument(tx.StmtContext(ctx, sel).QueryRowContext(ctx, doc.ID))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		default:
-			before = &d
+		sel, upsert := tx.StmtContext(ctx, sel), tx.StmtContext(ctx, upsert)
+		wrote := false
+		for i, doc := range docs {
+			if doc.ID == "" {
+				claims[i].Err = fmt.Errorf("sqlite store %s: claim %s: empty document id", s.path, doc.Path)
+				continue
+			}
+			var before *store.Document
+			d, err := scanDocument(sel.QueryRowContext(ctx, doc.ID))
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return err
+			default:
+				before = &d
+			}
+			now := time.Now()
+			// The WHERE of the upsert is the claim rule itself: a done row
+			// with these settings and a live lease of another run are left
+			// alone. A done row keeps its status.
+			res, err := upsert.ExecContext(ctx,
+				doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint,
+				doc.Size, unixNano(doc.ModTime), now.UnixNano(), encodeWarnings(doc.Warnings),
+				lease.Owner, now.Add(lease.TTL).UnixNano(), lease.TakeOver, now.UnixNano())
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			claims[i].Before = before
+			if n == 0 {
+				claims[i].Err = fmt.Errorf("sqlite store %s: claim %s: %w", s.path, doc.ID, refusal(before, doc.Fingerprint))
+				continue
+			}
+			wrote = true
 		}
-		now := time.Now()
-		// The WHERE of the upsert is the claim rule itself: a done row
-		// with these settings and a live lease of another run are left
-		// alone. A done row keeps its status.
-		res, err := tx.StmtContext(ctx, upsert).ExecContext(ctx,
-			doc.ID, doc.Path, doc.Title, doc.Hash, doc.Format, doc.Fingerprint,
-			doc.Size, unixNano(doc.ModTime), now.UnixNano(), encodeWarnings(doc.Warnings),
-			lease.Owner, now.Add(lease.TTL).UnixNano(), lease.TakeOver, now.UnixNano())
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			claimErr = refusal(before, doc.Fingerprint)
+		if !wrote {
 			return nil // nothing written; the rollback ends the transaction
 		}
 		if err := tx.Commit(); err != nil {
@@ -67,12 +93,9 @@ func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: claim %s: %w", s.path, doc.ID, err)
+		return nil, fmt.Errorf("sqlite store %s: %s: %w", s.path, what, err)
 	}
-	if claimErr != nil {
-		return before, fmt.Errorf("sqlite store %s: claim %s: %w", s.path, doc.ID, claimErr)
-	}
-	return before, nil
+	return claims, nil
 }
 
 // claimStatements returns Claim's lookup and upsert, prepared on the

@@ -270,6 +270,7 @@ type Store struct {
 var (
 	_ store.Store        = (*Store)(nil)
 	_ store.BatchWriter  = (*Store)(nil)
+	_ store.BatchClaimer = (*Store)(nil)
 	_ store.WriteCounter = (*Store)(nil)
 )
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,5 +186,99 @@ func (s suite) testClaim(t *testing.T) {
 	wg.Wait()
 	if won != 1 || refused != 7 {
 		t.Errorf("8 concurrent claims: %d won, %d refused; want 1 and 7", won, refused)
+	}
+}
+
+// testClaimDocuments checks ClaimDocuments against Claim's rules in one
+// batch: a new id is claimed, the same id again finds this run's own row,
+// a done row with these settings and another run's live lease are refused
+// and left alone, a document without an id fails alone, and a batch of
+// nothing but refusals changes nothing.
+func (s suite) testClaimDocuments(t *testing.T) {
+	st, _ := s.fresh(t)
+	bc, ok := st.(store.BatchClaimer)
+	if !ok {
+		t.Skip("store does not implement store.BatchClaimer")
+	}
+	ctx := ctxFor(t)
+	const ttl = time.Minute
+	a := store.Lease{Owner: "host-a/1/run-a", TTL: ttl}
+	b := store.Lease{Owner: "host-b/2/run-b", TTL: ttl}
+
+	done := rhineV1().write()
+	done.Document.Fingerprint = "fp1"
+	mustWrite(t, st, done)
+	held := ports().write().Document
+	held.Fingerprint = "fp1"
+	if _, err := st.Claim(ctx, held, b); err != nil {
+		t.Fatal(err)
+	}
+	heldRow, err := st.Document(ctx, held.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := rhineV2().write().Document
+	fresh.Fingerprint = "fp1"
+	noID := store.Document{Path: "/nowhere.md", Fingerprint: "fp1"}
+
+	claims, err := bc.ClaimDocuments(ctx, []store.Document{fresh, done.Document, noID, held, fresh}, a)
+	if err != nil {
+		t.Fatalf("ClaimDocuments: %v", err)
+	}
+	if len(claims) != 5 {
+		t.Fatalf("ClaimDocuments returned %d claims for 5 documents", len(claims))
+	}
+	if c := claims[0]; c.Err != nil || c.Before != nil {
+		t.Errorf("claim of a new id = %v, %v; want nil, nil", c.Before, c.Err)
+	}
+	if c := claims[1]; !errors.Is(c.Err, store.ErrUpToDate) || c.Before == nil || c.Before.Status != store.StatusDone {
+		t.Errorf("claim of a done row with its settings = %v, %v; want the done row and ErrUpToDate", c.Before, c.Err)
+	}
+	if c := claims[2]; c.Err == nil || !strings.Contains(c.Err.Error(), noID.Path) {
+		t.Errorf("claim of a document without an id: %v; want an error naming %s", c.Err, noID.Path)
+	}
+	var ce *store.ClaimedError
+	if c := claims[3]; !errors.As(c.Err, &ce) || ce.Owner != b.Owner || c.Before == nil || c.Before.LeaseOwner != b.Owner {
+		t.Errorf("claim of another run's document = %v, %v; want a ClaimedError naming %s", c.Before, c.Err, b.Owner)
+	}
+	if c := claims[4]; c.Err != nil || c.Before == nil || c.Before.Status != store.StatusProcessing || c.Before.LeaseOwner != a.Owner {
+		t.Errorf("second claim of one id in a batch = %v, %v; want the first claim's row, processing for %s", c.Before, c.Err, a.Owner)
+	}
+
+	rows := map[string]*store.Document{}
+	for _, id := range []string{fresh.ID, done.Document.ID, held.ID} {
+		d, err := st.Document(ctx, id)
+		if err != nil {
+			t.Fatalf("Document(%s): %v", id, err)
+		}
+		rows[id] = d
+	}
+	if d := rows[fresh.ID]; d.Status != store.StatusProcessing || d.LeaseOwner != a.Owner || d.Chunks != 0 {
+		t.Errorf("claimed new row: status %s owner %q chunks %d; want processing for %s, bare", d.Status, d.LeaseOwner, d.Chunks, a.Owner)
+	}
+	if d := rows[done.Document.ID]; d.Status != store.StatusDone || d.LeaseOwner != "" {
+		t.Errorf("up-to-date row after the batch: status %s owner %q; want done, no lease", d.Status, d.LeaseOwner)
+	}
+	if d := rows[held.ID]; d.LeaseOwner != b.Owner || !d.LeaseUntil.Equal(heldRow.LeaseUntil) {
+		t.Errorf("another run's row after the batch: owner %q until %s; want %s's lease unchanged", d.LeaseOwner, d.LeaseUntil, b.Owner)
+	}
+
+	// Refusals only: nothing to commit, and nothing changes.
+	c := store.Lease{Owner: "host-c/3/run-c", TTL: ttl}
+	claims, err = bc.ClaimDocuments(ctx, []store.Document{fresh, held}, c)
+	if err != nil {
+		t.Fatalf("ClaimDocuments of refusals: %v", err)
+	}
+	if len(claims) != 2 || !errors.Is(claims[0].Err, store.ErrClaimed) || !errors.Is(claims[1].Err, store.ErrClaimed) {
+		t.Errorf("ClaimDocuments of two claimed rows = %+v; want two ErrClaimed", claims)
+	}
+	if d, err := st.Document(ctx, fresh.ID); err != nil || d.LeaseOwner != a.Owner {
+		t.Errorf("refused batch changed the lease: %+v, %v", d, err)
+	}
+	if d, err := st.Document(ctx, held.ID); err != nil || d.LeaseOwner != b.Owner {
+		t.Errorf("refused batch changed the lease: %+v, %v", d, err)
+	}
+	if claims, err := bc.ClaimDocuments(ctx, nil, a); err != nil || len(claims) != 0 {
+		t.Errorf("ClaimDocuments(nothing) = %v, %v; want nothing", claims, err)
 	}
 }

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Neighbourhoods", s.testNeighbourhoods},
 		{"StatusLifecycle", s.testStatusLifecycle},
 		{"Claim", s.testClaim},
+		{"ClaimDocuments", s.testClaimDocuments},
 		{"RenameDocument", s.testRenameDocument},
 		{"NotFound", s.testNotFound},
 		{"CancelledWrite", s.testCancelledWrite},
