@@ -407,7 +407,8 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 	// is left, counted as skipped.
 	halted := func() bool { return stopped(stop) || runCtx.Err() != nil }
 	ahead := p.buildsAhead()
-	claims := make(chan builtAhead, 1024)
+	// The queue's bound is room's (rows); its channel only must not bind first.
+	claims := make(chan builtAhead, 16384)
 	room := semaphore.NewWeighted(aheadRows)
 	claimed := make(chan struct{})
 	go func() {
@@ -437,16 +438,24 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 				}
 				continue
 			}
-			sts := make([]*staged, len(batch))
-			for i, b := range batch {
-				sts[i] = b.st
+			var sts []*staged
+			for _, b := range batch {
+				if b.st.outcome == "" {
+					sts = append(sts, b.st)
+				}
 			}
 			results, flights := p.claimAllStaged(runCtx, sts)
-			for i, b := range batch {
-				r, flight := results[i], flights[i]
+			for _, b := range batch {
+				var r FileResult
 				var pw *pendingWrite
-				if flight != nil {
-					r, pw = p.built(runCtx, b.st, flight, b.w, b.stats, b.err)
+				if b.st.outcome != "" {
+					r = p.settled(runCtx, b.st, b.st.outcome, b.st.warning)
+				} else {
+					var flight *inflight
+					r, flight, results, flights = results[0], flights[0], results[1:], flights[1:]
+					if flight != nil {
+						r, pw = p.built(runCtx, b.st, flight, b.w, b.stats, b.err)
+					}
 				}
 				w.submit(runCtx, r, pw, b.finish, stopRun)
 				room.Release(b.rows)
@@ -480,9 +489,11 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 				return nil
 			}
 			b := builtAhead{st: st, finish: finish, rows: 1}
-			b.w, b.stats, b.err = p.BuildCounted(runCtx, st.doc)
-			if b.w != nil {
-				b.rows = min(aheadRows, int64(b.w.Rows()))
+			if st.outcome == "" {
+				b.w, b.stats, b.err = p.BuildCounted(runCtx, st.doc)
+				if b.w != nil {
+					b.rows = min(aheadRows, int64(b.w.Rows()))
+				}
 			}
 			// The claims never stop taking documents, so this ends.
 			_ = room.Acquire(context.Background(), b.rows)
@@ -522,7 +533,8 @@ const aheadRows = 250_000
 // are taken together, one commit instead of one each.
 const claimBatch = 256
 
-// builtAhead is a document built before its claim.
+// builtAhead is a document built before its claim, or a file settled
+// without a build (st.outcome) whose bookkeeping the claimer writes.
 type builtAhead struct {
 	st     *staged
 	w      *store.DocumentWrite
@@ -646,6 +658,9 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	if st == nil {
 		return r, nil
 	}
+	if st.outcome != "" {
+		return p.settled(ctx, st, st.outcome, st.warning), nil
+	}
 	r, flight := p.claimStaged(ctx, st)
 	if flight == nil {
 		return r, nil
@@ -661,6 +676,10 @@ type staged struct {
 	doc  *loader.Document
 	key  string // the file's key, when it can be trusted (trustedKey)
 	res  FileResult
+	// outcome, when set, settles the file without a build (a copy of a
+	// stored document, or a renamed one) and warning goes with it.
+	outcome Outcome
+	warning string
 }
 
 // fail is the result of st failing with err.
@@ -676,7 +695,10 @@ func failed(res FileResult, err error) FileResult {
 }
 
 // stage does prepare's part before the claim: the file's result when
-// nothing is to be built (st nil), else the file loaded and settled.
+// nothing is to be built or recorded (st nil), else the file loaded and
+// settled. A file settled without a build (st.outcome) still has its
+// bookkeeping to write (Pipeline.settled): that is left to the caller, so
+// a worker building ahead never waits for the store's write lock.
 func (p *Pipeline) stage(ctx context.Context, path string) (FileResult, *staged) {
 	st := &staged{path: path, res: FileResult{Path: path}}
 	res := &st.res
@@ -738,7 +760,7 @@ func (p *Pipeline) stage(ctx context.Context, path string) (FileResult, *staged)
 		return st.fail(err), nil
 	}
 	if outcome != "" {
-		return p.settled(ctx, st, outcome, warning), nil
+		st.outcome, st.warning = outcome, warning
 	}
 	return *res, st
 }
