@@ -415,51 +415,20 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 		defer close(claimed)
 		batch := make([]builtAhead, 0, claimBatch)
 		for b := range claims {
-			batch = append(batch[:0], b)
-		waiting:
-			for len(batch) < claimBatch {
-				select {
-				case b, ok := <-claims:
-					if !ok {
-						break waiting
-					}
-					batch = append(batch, b)
-				default:
-					break waiting
-				}
+			batch = waitingToo(claims, append(batch[:0], b))
+			var rows int64
+			for _, b := range batch {
+				rows += b.rows
 			}
 			if halted() {
 				// Built ahead but never claimed: as far as the store
 				// knows, not started; a graceful stop finishes only the
 				// documents it has claimed.
-				for _, b := range batch {
-					skips.Add(1)
-					room.Release(b.rows)
-				}
-				continue
+				skips.Add(int64(len(batch)))
+			} else {
+				p.claimAhead(runCtx, batch, w, stopRun)
 			}
-			var sts []*staged
-			for _, b := range batch {
-				if b.st.outcome == "" {
-					sts = append(sts, b.st)
-				}
-			}
-			results, flights := p.claimAllStaged(runCtx, sts)
-			for _, b := range batch {
-				var r FileResult
-				var pw *pendingWrite
-				if b.st.outcome != "" {
-					r = p.settled(runCtx, b.st, b.st.outcome, b.st.warning)
-				} else {
-					var flight *inflight
-					r, flight, results, flights = results[0], flights[0], results[1:], flights[1:]
-					if flight != nil {
-						r, pw = p.built(runCtx, b.st, flight, b.w, b.stats, b.err)
-					}
-				}
-				w.submit(runCtx, r, pw, b.finish, stopRun)
-				room.Release(b.rows)
-			}
+			room.Release(rows)
 		}
 	}()
 	var g errgroup.Group
@@ -532,6 +501,50 @@ const aheadRows = 250_000
 // waiting when the claimer comes round (after a group's commit, hundreds)
 // are taken together, one commit instead of one each.
 const claimBatch = 256
+
+// waitingToo appends to batch the documents waiting in claims, up to
+// claimBatch in all, without waiting for more.
+func waitingToo(claims <-chan builtAhead, batch []builtAhead) []builtAhead {
+	for len(batch) < claimBatch {
+		select {
+		case b, ok := <-claims:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, b)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// claimAhead claims the documents of batch, built ahead, in one transaction
+// and hands each to w; a file settled without a build gets its record here.
+func (p *Pipeline) claimAhead(ctx context.Context, batch []builtAhead, w *writer, stopRun context.CancelCauseFunc) {
+	var sts []*staged
+	for _, b := range batch {
+		if b.st.outcome == "" {
+			sts = append(sts, b.st)
+		}
+	}
+	results, flights := p.claimAllStaged(ctx, sts)
+	k := 0
+	for _, b := range batch {
+		var r FileResult
+		var pw *pendingWrite
+		if b.st.outcome != "" {
+			r = p.settled(ctx, b.st, b.st.outcome, b.st.warning)
+		} else {
+			r = results[k]
+			if flights[k] != nil {
+				r, pw = p.built(ctx, b.st, flights[k], b.w, b.stats, b.err)
+			}
+			k++
+		}
+		w.submit(ctx, r, pw, b.finish, stopRun)
+	}
+}
 
 // builtAhead is a document built before its claim, or a file settled
 // without a build (st.outcome) whose bookkeeping the claimer writes.
