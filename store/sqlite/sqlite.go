@@ -500,7 +500,13 @@ func dsn(path string, writer bool, mmap int64) string {
 		// holds no more than before.
 		q.Add("_pragma", "cache_size(-524288)")
 		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "wal_autocheckpoint(262144)")
+		// A checkpoint copies each page the WAL holds once, however many
+		// commits rewrote it: a WAL of up to 4 GiB (1 GiB before) took an
+		// x16 ingest from 2.87x to 2.61x its store in bytes written, for a
+		// few percent more CPU (a reader looks a page up in a longer
+		// WAL index) and that much disk while the ingest runs; the WAL is
+		// truncated when the store closes.
+		q.Add("_pragma", "wal_autocheckpoint(1048576)")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "cache_size(-16000)")
