@@ -292,6 +292,14 @@ type Lease struct {
 	TakeOver string
 }
 
+// Check says what makes l unusable for a claim, nil when nothing does.
+func (l Lease) Check() error {
+	if l.Owner == "" || l.TTL <= 0 {
+		return errors.New("a lease needs an owner and a positive duration")
+	}
+	return nil
+}
+
 // ErrEmbedderMismatch is returned when a store is opened with an embedder
 // other than the one its vectors were made with.
 var ErrEmbedderMismatch = errors.New("embedder mismatch")
@@ -428,6 +436,25 @@ type BatchClaimer interface {
 	// first's row). err is the transaction's failure; then nothing was
 	// claimed and claims is nil.
 	ClaimDocuments(ctx context.Context, docs []Document, lease Lease) (claims []ClaimResult, err error)
+}
+
+// ClaimOne is Claim through bc's ClaimDocuments, for a backend whose
+// Claim is a batch of one.
+func ClaimOne(ctx context.Context, bc BatchClaimer, doc Document, lease Lease) (*Document, error) {
+	claims, err := bc.ClaimDocuments(ctx, []Document{doc}, lease)
+	if err != nil {
+		return nil, err
+	}
+	return claims[0].Before, claims[0].Err
+}
+
+// ClaimsOp names a ClaimDocuments call in its errors: "claim ID" for one
+// document, "claim N documents" for more.
+func ClaimsOp(docs []Document) string {
+	if len(docs) == 1 {
+		return "claim " + docs[0].ID
+	}
+	return fmt.Sprintf("claim %d documents", len(docs))
 }
 
 // ClaimResult is one document's claim in ClaimDocuments: the row before

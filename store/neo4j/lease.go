@@ -10,11 +10,7 @@ import (
 
 // Claim leases a document node to lease.Owner in one statement (stmtClaim).
 func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease) (*store.Document, error) {
-	claims, err := s.ClaimDocuments(ctx, []store.Document{doc}, lease)
-	if err != nil {
-		return nil, err
-	}
-	return claims[0].Before, claims[0].Err
+	return store.ClaimOne(ctx, s, doc, lease)
 }
 
 // ClaimDocuments is Claim for each of docs, one statement each in one
@@ -23,12 +19,9 @@ func (s *Store) ClaimDocuments(ctx context.Context, docs []store.Document, lease
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	op := "claim " + docs[0].ID
-	if len(docs) > 1 {
-		op = fmt.Sprintf("claim %d documents", len(docs))
-	}
-	if lease.Owner == "" || lease.TTL <= 0 {
-		return nil, s.fail(op, fmt.Errorf("a lease needs an owner and a positive duration"))
+	op := store.ClaimsOp(docs)
+	if err := lease.Check(); err != nil {
+		return nil, s.fail(op, err)
 	}
 	claims := make([]store.ClaimResult, len(docs))
 	err := s.write(ctx, op, func(tx runner) error {

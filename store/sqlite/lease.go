@@ -15,11 +15,7 @@ import (
 // one id exactly one gets it. The row as it was is read in the same
 // transaction, to say why a claim was refused and what a claimed row was.
 func (s *Store) Claim(ctx context.Context, doc store.Document, lease store.Lease) (*store.Document, error) {
-	claims, err := s.ClaimDocuments(ctx, []store.Document{doc}, lease)
-	if err != nil {
-		return nil, err
-	}
-	return claims[0].Before, claims[0].Err
+	return store.ClaimOne(ctx, s, doc, lease)
 }
 
 // ClaimDocuments is Claim for each of docs in one write transaction.
@@ -27,12 +23,9 @@ func (s *Store) ClaimDocuments(ctx context.Context, docs []store.Document, lease
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	what := "claim " + docs[0].ID
-	if len(docs) > 1 {
-		what = fmt.Sprintf("claim %d documents", len(docs))
-	}
-	if lease.Owner == "" || lease.TTL <= 0 {
-		return nil, fmt.Errorf("sqlite store %s: %s: a lease needs an owner and a positive duration", s.path, what)
+	what := store.ClaimsOp(docs)
+	if err := lease.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: %s: %w", s.path, what, err)
 	}
 	sel, upsert, err := s.claimStatements(ctx)
 	if err != nil {
