@@ -487,9 +487,10 @@ func (p *Pipeline) ingestFiles(ctx context.Context, files []string, stop <-chan 
 // x1, several at x4), and the workers would wait with it, leaving a core
 // idle. That goroutine claims the documents waiting for it in one
 // transaction (claimBatch), so a run commits a claim per group rather
-// than per document. A build whose claim is refused (another run's document, or a copy
-// of one this run is building) is thrown away; with a model, whose calls
-// cost time and money, a document is claimed before it is built.
+// than per document. A build whose claim is refused (another run's
+// document, or a copy of one this run is building) is thrown away; with a
+// model, whose calls cost time and money, a document is claimed before it
+// is built.
 
 // aheadRows bounds the rows (chunks, entities, relations) of the documents
 // built and waiting for their claims: the workers keep going through a
@@ -689,8 +690,8 @@ type staged struct {
 	doc  *loader.Document
 	key  string // the file's key, when it can be trusted (trustedKey)
 	res  FileResult
-	// outcome, when set, settles the file without a build (a copy of a
-	// stored document, or a renamed one) and warning goes with it.
+	// outcome, when set, settles the file without a build (unchanged,
+	// renamed, a copy of a stored document) and warning goes with it.
 	outcome Outcome
 	warning string
 }
