@@ -51,7 +51,7 @@ func TestClaimsTakenTogether(t *testing.T) {
 	docs := filepath.Join(dir, "docs")
 	const n = 60
 	writeCorpus(t, docs, n)
-	copyFile(t, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "doc07b.md"))
+	copyFile(t, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
 	settings := pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8, Concurrency: 2}
 	db := filepath.Join(dir, "batched.db")
 	p, st := newPipeline(t, db, settings)
@@ -79,7 +79,7 @@ func TestClaimsTakenTogether(t *testing.T) {
 	if slices.Max(slow.batches) < 2 {
 		t.Errorf("claim batches %v: the documents waiting were claimed one at a time", slow.batches)
 	}
-	sameAsOneIngest(t, dir, docs, db, settings)
+	sameAsOneIngest(t, dir, docs, db, settings, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
 }
 
 // countingLoader counts the files loaded.
