@@ -47,11 +47,8 @@ func (s *slowClaims) Claim(ctx context.Context, d store.Document, l store.Lease)
 // is claimed once, a copy of one content in the same batch is still a
 // duplicate, and the store ends as one ingest leaves it.
 func TestClaimsTakenTogether(t *testing.T) {
-	dir := t.TempDir()
-	docs := filepath.Join(dir, "docs")
 	const n = 60
-	writeCorpus(t, docs, n)
-	copyFile(t, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
+	dir, docs, copies := corpusWithCopy(t, n)
 	settings := pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8, Concurrency: 2}
 	db := filepath.Join(dir, "batched.db")
 	p, st := newPipeline(t, db, settings)
@@ -79,7 +76,7 @@ func TestClaimsTakenTogether(t *testing.T) {
 	if slices.Max(slow.batches) < 2 {
 		t.Errorf("claim batches %v: the documents waiting were claimed one at a time", slow.batches)
 	}
-	sameAsOneIngest(t, dir, docs, db, settings, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
+	sameAsOneIngest(t, dir, docs, db, settings, copies...)
 }
 
 // countingLoader counts the files loaded.

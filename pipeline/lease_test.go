@@ -152,11 +152,8 @@ func TestConcurrentIngestsShareTheWork(t *testing.T) {
 // two files of one content) on one store still write each document once,
 // report every file once, and leave the store as one ingest does.
 func TestConcurrentIngestsBuildingAhead(t *testing.T) {
-	dir := t.TempDir()
-	docs := filepath.Join(dir, "docs")
 	const n = 40
-	writeCorpus(t, docs, n)
-	copyFile(t, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
+	dir, docs, copies := corpusWithCopy(t, n)
 	settings := pipeline.Settings{ChunkTokens: 64, ChunkOverlap: 8, Concurrency: 3}
 	db := filepath.Join(dir, "shared.db")
 	var runs [2]*pipeline.Pipeline
@@ -178,7 +175,20 @@ func TestConcurrentIngestsBuildingAhead(t *testing.T) {
 	if a.Added+b.Added != n {
 		t.Errorf("%d documents added by the two runs, want %d", a.Added+b.Added, n)
 	}
-	sameAsOneIngest(t, dir, docs, db, settings, filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md"))
+	sameAsOneIngest(t, dir, docs, db, settings, copies...)
+}
+
+// corpusWithCopy writes n notes into dir/docs (dir a new temporary
+// folder) and a copy of one of them; copies are the two files of that
+// content.
+func corpusWithCopy(t *testing.T, n int) (dir, docs string, copies []string) {
+	t.Helper()
+	dir = t.TempDir()
+	docs = filepath.Join(dir, "docs")
+	writeCorpus(t, docs, n)
+	copies = []string{filepath.Join(docs, "doc07.md"), filepath.Join(docs, "same07.md")}
+	copyFile(t, copies[0], copies[1])
+	return dir, docs, copies
 }
 
 // ingestTogether runs the pipelines' ingests of docs at once.

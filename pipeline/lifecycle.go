@@ -44,42 +44,35 @@ type inflight struct {
 	before *store.Document // that row before the claim, nil if the claim made it
 }
 
-// begin claims the document's row (its content id) for this run. A lease of
-// a run that is gone from this machine is taken over at once. The error
+// begin claims the rows (content ids) of the staged documents for this
+// run, in one transaction when the store can (store.BatchClaimer). A lease
+// of a run that is gone from this machine is taken over at once. errs[i]
 // wraps store.ErrClaimed when another live run holds the row, and
 // store.ErrUpToDate when another run has meanwhile finished it.
-func (p *Pipeline) begin(ctx context.Context, prev *store.Document, doc *loader.Document) (*inflight, error) {
-	row := p.documentRow(doc)
-	lease := store.Lease{Owner: p.owner(), TTL: p.leaseTTL()}
-	before, err := p.Store.Claim(ctx, row, lease)
-	return p.claimed(ctx, prev, row, lease, before, err)
-}
-
-// beginAll is begin for each of docs (prevs[i] the row docs[i]'s path had),
-// claimed in one transaction when the store can.
-func (p *Pipeline) beginAll(ctx context.Context, prevs []*store.Document, docs []*loader.Document) ([]*inflight, []error) {
-	flights, errs := make([]*inflight, len(docs)), make([]error, len(docs))
-	bc, ok := p.Store.(store.BatchClaimer)
-	if !ok || len(docs) == 1 {
-		for i, doc := range docs {
-			flights[i], errs[i] = p.begin(ctx, prevs[i], doc)
-		}
-		return flights, errs
-	}
-	rows := make([]store.Document, len(docs))
-	for i, doc := range docs {
-		rows[i] = p.documentRow(doc)
+func (p *Pipeline) begin(ctx context.Context, sts []*staged) (flights []*inflight, errs []error) {
+	rows := make([]store.Document, len(sts))
+	for i, st := range sts {
+		rows[i] = p.documentRow(st.doc)
 	}
 	lease := store.Lease{Owner: p.owner(), TTL: p.leaseTTL()}
-	claims, err := bc.ClaimDocuments(ctx, rows, lease)
-	for i := range docs {
-		var c store.ClaimResult
-		if err != nil {
-			c.Err = err
-		} else {
-			c = claims[i]
+	claims := make([]store.ClaimResult, len(sts))
+	if bc, ok := p.Store.(store.BatchClaimer); ok {
+		cs, err := bc.ClaimDocuments(ctx, rows, lease)
+		for i := range claims {
+			if err != nil {
+				claims[i].Err = err
+			} else {
+				claims[i] = cs[i]
+			}
 		}
-		flights[i], errs[i] = p.claimed(ctx, prevs[i], rows[i], lease, c.Before, c.Err)
+	} else {
+		for i, row := range rows {
+			claims[i].Before, claims[i].Err = p.Store.Claim(ctx, row, lease)
+		}
+	}
+	flights, errs = make([]*inflight, len(sts)), make([]error, len(sts))
+	for i, st := range sts {
+		flights[i], errs[i] = p.claimed(ctx, st.prev, rows[i], lease, claims[i].Before, claims[i].Err)
 	}
 	return flights, errs
 }

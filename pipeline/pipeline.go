@@ -529,7 +529,7 @@ func (p *Pipeline) claimAhead(ctx context.Context, batch []builtAhead, w *writer
 			sts = append(sts, b.st)
 		}
 	}
-	results, flights := p.claimAllStaged(ctx, sts)
+	results, flights := p.claimStaged(ctx, sts...)
 	k := 0
 	for _, b := range batch {
 		var r FileResult
@@ -675,12 +675,12 @@ func (p *Pipeline) prepare(ctx context.Context, path string) (FileResult, *pendi
 	if st.outcome != "" {
 		return p.settled(ctx, st, st.outcome, st.warning), nil
 	}
-	r, flight := p.claimStaged(ctx, st)
-	if flight == nil {
-		return r, nil
+	rs, flights := p.claimStaged(ctx, st)
+	if flights[0] == nil {
+		return rs[0], nil
 	}
 	w, stats, err := p.BuildCounted(ctx, st.doc)
-	return p.built(ctx, st, flight, w, stats, err)
+	return p.built(ctx, st, flights[0], w, stats, err)
 }
 
 // staged is a file read and settled up to its claim.
@@ -801,21 +801,11 @@ func (p *Pipeline) settled(ctx context.Context, st *staged, outcome Outcome, war
 	return res
 }
 
-// claimStaged claims the row of st's document for this run: the flight,
-// or (flight nil) the file's result when it is not to be built here.
-func (p *Pipeline) claimStaged(ctx context.Context, st *staged) (FileResult, *inflight) {
-	flight, err := p.begin(ctx, st.prev, st.doc)
-	return p.claimedStaged(ctx, st, flight, err)
-}
-
-// claimAllStaged is claimStaged for each of sts, claimed together
-// (Pipeline.beginAll).
-func (p *Pipeline) claimAllStaged(ctx context.Context, sts []*staged) ([]FileResult, []*inflight) {
-	prevs, docs := make([]*store.Document, len(sts)), make([]*loader.Document, len(sts))
-	for i, st := range sts {
-		prevs[i], docs[i] = st.prev, st.doc
-	}
-	flights, errs := p.beginAll(ctx, prevs, docs)
+// claimStaged claims the rows of the staged documents for this run,
+// together (Pipeline.begin): for each its flight, or (flight nil) the
+// file's result when it is not to be built here.
+func (p *Pipeline) claimStaged(ctx context.Context, sts ...*staged) ([]FileResult, []*inflight) {
+	flights, errs := p.begin(ctx, sts)
 	results := make([]FileResult, len(sts))
 	for i, st := range sts {
 		results[i], flights[i] = p.claimedStaged(ctx, st, flights[i], errs[i])
