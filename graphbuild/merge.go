@@ -23,7 +23,8 @@ type Summarizer interface {
 type Merger struct {
 	emb        embedstore.Embedder
 	summarizer Summarizer
-	budget     int // description budget in bytes
+	budget     int  // description budget in bytes
+	vectorless bool // mark changed vectors instead of making them (WithoutVectors)
 }
 
 // MergerOption configures NewMerger.
@@ -51,8 +52,8 @@ func NewMerger(emb embedstore.Embedder, opts ...MergerOption) *Merger {
 }
 
 var (
-	_ store.PrefixMerger = (*Merger)(nil)
-	_ store.Reembedder   = (*Merger)(nil)
+	_ store.PrefixMerger     = (*Merger)(nil)
+	_ store.VectorlessMerger = (*Merger)(nil)
 )
 
 // Reproducible reports whether the merger's embedder makes the same vector
@@ -61,6 +62,15 @@ var (
 func (m *Merger) Reproducible() bool {
 	d, ok := m.emb.(interface{ Deterministic() bool })
 	return ok && d.Deterministic()
+}
+
+// WithoutVectors returns a copy of m whose merges set an empty, non-nil
+// Embedding where m's would set a new vector, and embed nothing: for a
+// store that keeps no merged vectors (store.VectorlessMerger).
+func (m *Merger) WithoutVectors() store.PrefixMerger {
+	c := *m
+	c.vectorless = true
+	return &c
 }
 
 // EntityVectors makes the vectors of merged entities again.
@@ -145,7 +155,7 @@ func (m *Merger) MergeEntityGroups(ctx context.Context, groups []store.EntityGro
 		}
 		out = append(out, e)
 	}
-	vecs, err := m.embed(ctx, texts)
+	vecs, err := m.mergedVectors(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +223,7 @@ func (m *Merger) MergeRelationGroups(ctx context.Context, groups []store.Relatio
 		}
 		out = append(out, r)
 	}
-	vecs, err := m.embed(ctx, texts)
+	vecs, err := m.mergedVectors(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
@@ -305,6 +315,19 @@ func entityText(e store.Entity) string { return e.Name + "\n" + e.Description }
 // relationText is what a relation's vector is made from.
 func relationText(r store.Relation) string {
 	return strings.TrimSpace(r.Type + " " + r.Keywords + "\n" + r.Description)
+}
+
+// mergedVectors are the new vectors of merged texts: empty, non-nil
+// marks when m is vectorless.
+func (m *Merger) mergedVectors(ctx context.Context, texts []string) ([][]float32, error) {
+	if !m.vectorless {
+		return m.embed(ctx, texts)
+	}
+	changed := make([][]float32, len(texts))
+	for i := range changed {
+		changed[i] = []float32{}
+	}
+	return changed, nil
 }
 
 func (m *Merger) embed(ctx context.Context, texts []string) ([][]float32, error) {

@@ -186,6 +186,17 @@ type Reembedder interface {
 	RelationVectors(ctx context.Context, rs []Relation) ([][]float32, error)
 }
 
+// VectorlessMerger is a Reembedder that can merge without making the
+// vectors a store that keeps none would throw away: such a store makes
+// them again, from the rows, when it reads or indexes them.
+type VectorlessMerger interface {
+	Reembedder
+	// WithoutVectors returns a merger that merges as this one does, except
+	// that where this one would set a new Embedding it sets an empty,
+	// non-nil one: the vector changed, and is not made.
+	WithoutVectors() PrefixMerger
+}
+
 // EntityGroup is what a PrefixMerger needs of all mentions of one entity.
 type EntityGroup struct {
 	ID string

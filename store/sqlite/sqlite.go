@@ -299,7 +299,8 @@ func Open(ctx context.Context, path string, opts store.Options) (*Store, error) 
 			return nil, fmt.Errorf("sqlite store %s: its folder cannot be written (no permission, or a read-only mount), and a writer needs its journal there; reading it needs no write access: query, ingest status", path)
 		}
 	}
-	s := &Store{path: path, merger: opts.Merger, emb: opts.Embedder, retryBudget: opts.RetryBudget, reembed: reembedderOf(opts.Merger)}
+	s := &Store{path: path, emb: opts.Embedder, retryBudget: opts.RetryBudget, reembed: reembedderOf(opts.Merger)}
+	s.merger = mergerFor(opts.Merger, s.reembed)
 	if s.retryBudget <= 0 {
 		s.retryBudget = store.DefaultRetryBudget
 	}
@@ -351,6 +352,17 @@ func reembedderOf(m store.Merger) store.Reembedder {
 		return r
 	}
 	return nil
+}
+
+// mergerFor is the merger a store uses: one that makes no vectors when
+// the store keeps none and the merger can leave them out (merging embedded
+// every changed entity and relation on the writer, only for the vector to
+// be dropped and made again when indexed), else m.
+func mergerFor(m store.Merger, re store.Reembedder) store.Merger {
+	if vm, ok := re.(store.VectorlessMerger); ok {
+		return vm.WithoutVectors()
+	}
+	return m
 }
 
 // openIndexes sets up the ANN index files, and has a writer bring them up
