@@ -347,26 +347,7 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 			s.batch = make([]cand, 0, len(blk))
 		}
 		batch := s.visitNew(blk, cnt, n, s.batch[:0])
-		// Touch every code (and scale) of the batch before scoring any:
-		// the loop is short enough for all the cache misses to be in
-		// flight at once, where the scoring loop, long per node, lets the
-		// CPU run ahead by only a few nodes.
-		var touch uint64
-		w := v.l.words
-		if l == 0 && len(s.cands) > 0 {
-			// Likely the next node to expand: its list, too.
-			touch = uint64(v.links0[int(s.cands[0].n)*(v.l.m0+1)])
-		}
-		if s.lut != nil {
-			for _, c := range batch {
-				touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
-			}
-		} else { // Hamming needs no scale
-			for _, c := range batch {
-				touch += v.codes[int(c.n)*w]
-			}
-		}
-		s.touch += touch
+		s.fetchAhead(v, batch, l)
 		if s.lut != nil {
 			for k := range batch {
 				batch[k].s = dotLUT(s.lut, v.code(batch[k].n)) * v.scale[batch[k].n]
@@ -391,6 +372,54 @@ func (s *searcher) searchLayer(v *view, n uint32, eps []cand, ef, l int, keep fu
 			}
 		}
 	}
+}
+
+// fetchAhead starts loading what the next steps read: the codes (and, for
+// a search, the scales) of the batch about to be scored, and at layer 0
+// the list of the node likely expanded next. They are cache misses once
+// the graph outgrows the cache. A prefetch asks for each line without
+// waiting (0.95x the CPU of touching them, building x1's relation index
+// and x4's entity index); without one, every code is touched in a loop
+// short enough for all the misses to be in flight at once, where the
+// scoring loop, long per node, lets the CPU run ahead by a few nodes only.
+func (s *searcher) fetchAhead(v *view, batch []cand, l int) {
+	w := v.l.words
+	var next []uint32
+	if l == 0 && len(s.cands) > 0 {
+		base := int(s.cands[0].n) * (v.l.m0 + 1)
+		next = v.links0[base : base+v.l.m0+1]
+	}
+	if havePrefetch {
+		for j := 0; j < len(next); j += 16 {
+			prefetch(unsafe.Pointer(&next[j]))
+		}
+		if len(next) > 0 {
+			prefetch(unsafe.Pointer(&next[len(next)-1]))
+		}
+		for _, c := range batch {
+			prefetch(unsafe.Pointer(&v.codes[int(c.n)*w]))
+		}
+		if s.lut != nil {
+			for _, c := range batch {
+				prefetch(unsafe.Pointer(&v.scale[c.n]))
+			}
+		}
+		return
+	}
+	var touch uint64
+	if len(next) > 0 {
+		touch = uint64(next[0])
+	}
+	if s.lut != nil {
+		for _, c := range batch {
+			touch += v.codes[int(c.n)*w] + uint64(math.Float32bits(v.scale[c.n]))
+		}
+	} else { // Hamming needs no scale
+		for _, c := range batch {
+			touch += v.codes[int(c.n)*w]
+		}
+	}
+	s.touch += touch
 }
 
 // sortedRes moves s.res into s.out, closest first.
