@@ -1,4 +1,4 @@
-package graphbuild
+package graphbuild_test
 
 import (
 	"context"
@@ -6,34 +6,24 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/docgraph/docgraph/embedstore"
+	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/storetest"
 )
-
-// countingEmbedder counts the texts it is asked to embed.
-type countingEmbedder struct {
-	*embedstore.Hash
-	texts int
-}
-
-func (c *countingEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	c.texts += len(texts)
-	return c.Hash.EmbedDocuments(ctx, texts)
-}
 
 func TestMergerWithoutVectors(t *testing.T) {
 	ctx := context.Background()
-	emb := &countingEmbedder{Hash: embedstore.NewHash(embedstore.WithDimension(32))}
-	eager := NewMerger(emb)
+	emb := storetest.NewCountingEmbedder()
+	eager := graphbuild.NewMerger(emb)
 	lazy := eager.WithoutVectors()
 
 	ents := []store.EntityMention{{EntityID: "e1", ChunkID: "a:0", Name: "Rhine", Type: "river", Description: "flows to the North Sea"}}
 	rels := []store.RelationMention{{RelationID: "r1", SourceID: "e1", TargetID: "e2", ChunkID: "a:0", Keywords: "flows", Description: "the Rhine flows past Basel"}}
-	merged, err := eager.MergeEntityGroups(ctx, []store.EntityGroup{EntityGroupOf(ents)})
+	merged, err := eager.MergeEntityGroups(ctx, []store.EntityGroup{graphbuild.EntityGroupOf(ents)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mergedRel, err := eager.MergeRelationGroups(ctx, []store.RelationGroup{RelationGroupOf(rels)})
+	mergedRel, err := eager.MergeRelationGroups(ctx, []store.RelationGroup{graphbuild.RelationGroupOf(rels)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +44,13 @@ func TestMergerWithoutVectors(t *testing.T) {
 		{"text changed", &changed, &changedRel, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			eg := EntityGroupOf(ents)
+			eg := graphbuild.EntityGroupOf(ents)
 			eg.Stored = c.stored
-			rg := RelationGroupOf(rels)
+			rg := graphbuild.RelationGroupOf(rels)
 			rg.Stored = c.storedRel
 			want, _ := eager.MergeEntityGroups(ctx, []store.EntityGroup{eg})
 			wantRel, _ := eager.MergeRelationGroups(ctx, []store.RelationGroup{rg})
-			before := emb.texts
+			before := emb.Texts
 			got, err := lazy.MergeEntityGroups(ctx, []store.EntityGroup{eg})
 			if err != nil {
 				t.Fatal(err)
@@ -69,8 +59,8 @@ func TestMergerWithoutVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if emb.texts != before {
-				t.Errorf("merging without vectors embedded %d texts", emb.texts-before)
+			if emb.Texts != before {
+				t.Errorf("merging without vectors embedded %d texts", emb.Texts-before)
 			}
 			if (want[0].Embedding != nil) != c.wantVector || (wantRel[0].Embedding != nil) != c.wantVector {
 				t.Fatalf("fixture: eager merge vectors %v, %v; want new vectors %v", want[0].Embedding != nil, wantRel[0].Embedding != nil, c.wantVector)

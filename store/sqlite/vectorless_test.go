@@ -5,23 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/store"
 	"github.com/docgraph/docgraph/store/storetest"
 )
-
-// countingHash counts the texts it embeds; it is as reproducible as the
-// hashing embedder it wraps.
-type countingHash struct {
-	*embedstore.Hash
-	texts int
-}
-
-func (c *countingHash) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	c.texts += len(texts)
-	return c.Hash.EmbedDocuments(ctx, texts)
-}
 
 // TestMergesMakeNoVectorsTheStoreDrops: a store that keeps no merged
 // vectors merges without making them (the writer embedded every changed
@@ -29,7 +16,7 @@ func (c *countingHash) EmbedDocuments(ctx context.Context, texts []string) ([][]
 // searches the vectors the merge would have made.
 func TestMergesMakeNoVectorsTheStoreDrops(t *testing.T) {
 	ctx := context.Background()
-	emb := &countingHash{Hash: storetest.Embedder()}
+	emb := storetest.NewCountingEmbedder()
 	opts := storetest.Options()
 	opts.Merger = graphbuild.NewMerger(emb)
 	s := openTemp(t, opts)
@@ -43,8 +30,8 @@ func TestMergesMakeNoVectorsTheStoreDrops(t *testing.T) {
 	if err := s.WriteDocument(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	if emb.texts != 0 {
-		t.Errorf("writing a document embedded %d merged texts", emb.texts)
+	if emb.Texts != 0 {
+		t.Errorf("writing a document embedded %d merged texts", emb.Texts)
 	}
 
 	eager := graphbuild.NewMerger(storetest.Embedder())

@@ -38,6 +38,22 @@ const Dimension = 16
 // Embedder returns the embedder whose vectors the suite writes.
 func Embedder() *embedstore.Hash { return embedstore.NewHash(embedstore.WithDimension(Dimension)) }
 
+// CountingEmbedder is the suite's embedder, counting the texts it embeds:
+// for tests that a write makes no vectors it should not.
+type CountingEmbedder struct {
+	*embedstore.Hash
+	Texts int
+}
+
+// NewCountingEmbedder wraps Embedder.
+func NewCountingEmbedder() *CountingEmbedder { return &CountingEmbedder{Hash: Embedder()} }
+
+// EmbedDocuments embeds texts and counts them.
+func (c *CountingEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	c.Texts += len(texts)
+	return c.Hash.EmbedDocuments(ctx, texts)
+}
+
 // Options are the store options every suite store must be opened with; a
 // backend adds its own fields (credentials, database) to a copy.
 func Options() store.Options {
