@@ -25,6 +25,7 @@ type Draft struct {
 	linked uint32 // nodes below this are in the graph
 	rbuf   []float32
 	code   []uint64
+	g      *group // LinkUntil's searchers, kept for their buffers
 }
 
 // NewDraft starts an empty draft with o's parameters (o.Dim required).
@@ -149,14 +150,23 @@ func (d *Draft) LinkUntil(stop func() bool) {
 	v := d.v
 	n := v.h.Count
 	b := newBuilder(v)
-	var s searcher
-	for ; d.linked < n; d.linked++ {
-		if d.linked%64 == 0 && stop != nil && stop() {
-			return
+	if d.g == nil {
+		d.g = newGroup()
+	}
+	for since := 64; d.linked < n; {
+		if since >= 64 {
+			if stop != nil && stop() {
+				return
+			}
+			since = 0
 		}
-		if !v.deleted(d.linked) {
-			b.insert(&s, d.linked, n, v.level(d.linked), v.l.efc, nil)
+		hi := min(n, d.linked+groupSize)
+		if d.linked < warmNodes {
+			hi = d.linked + 1
 		}
+		since += int(hi - d.linked)
+		d.g.insert(b, d.linked, hi, n)
+		d.linked = hi
 	}
 }
 

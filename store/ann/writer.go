@@ -578,15 +578,15 @@ func (w *Writer) rebuild(c *codes, gen uint64, dirty uint32, o Options) error {
 
 // linkNodes links nodes [from, n) of v, whose records are written, on
 // workers goroutines (all cores when workers < 1); deleted nodes are left
-// out. The first nodes of a graph go in one at a time so that the parallel
-// inserts start from a graph with some shape.
+// out. The first nodes of a graph go in one at a time (warmNodes) so that
+// the parallel inserts start from a graph with some shape.
 func linkNodes(v *view, from, n uint32, workers int) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	b := newBuilder(v)
 	var s searcher
-	for ; from < min(n, 512); from++ {
+	for ; from < min(n, warmNodes); from++ {
 		if !v.deleted(from) {
 			b.insert(&s, from, n, v.level(from), v.l.efc, nil)
 		}
@@ -596,15 +596,13 @@ func linkNodes(v *view, from, n uint32, workers int) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var s searcher
+			g := newGroup()
 			for {
-				i := next.Add(1) - 1
+				i := next.Add(groupSize) - groupSize
 				if i >= n {
 					return
 				}
-				if !v.deleted(i) {
-					b.insert(&s, i, n, v.level(i), v.l.efc, nil)
-				}
+				g.insert(b, i, min(n, i+groupSize), n)
 			}
 		})
 	}
