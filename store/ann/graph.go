@@ -491,15 +491,16 @@ func (b *builder) lock(i uint32) *sync.Mutex { return &b.locks[i&1023] }
 // kept before it. Deleted nodes are never chosen.
 func (b *builder) selectNeighbors(dst, cands []cand, max int) []cand {
 	dst = dst[:0]
-	// A graph being built has no deleted nodes; skipping the lookup spares
-	// a cache miss per candidate (the info words are an array of their own).
+	// Whether a node is deleted is a cache miss (the info words are an
+	// array of their own), so it is asked only of the candidates the
+	// heuristic would keep, and not at all while no node is deleted. The
+	// kept ones are all live, so the order of the two tests changes
+	// nothing else. (Asked of every candidate, the lookups took 3.4% of an
+	// x4 ingest's CPU, whose drafts hold replaced nodes.)
 	anyDeleted := atomic.LoadUint32(&b.v.h.Deleted) != 0
 	for _, c := range cands {
 		if len(dst) >= max {
 			break
-		}
-		if anyDeleted && b.v.deleted(c.n) {
-			continue
 		}
 		cc := b.v.code(c.n)
 		good := true
@@ -509,7 +510,7 @@ func (b *builder) selectNeighbors(dst, cands []cand, max int) []cand {
 				break
 			}
 		}
-		if good {
+		if good && !(anyDeleted && b.v.deleted(c.n)) {
 			dst = append(dst, c)
 		}
 	}

@@ -45,7 +45,8 @@ func TestGroupOfOneIsInsert(t *testing.T) {
 // TestGroupsSkipDeletedNodes links a draft in groups of nodes some of
 // which were deleted before linking: the graph is sound, a deleted node
 // is neither linked nor linked to, every live node past the first has
-// neighbours, and search keeps the recall of the other tests.
+// neighbours, and search keeps the recall of the other tests. Nodes linked
+// after some linked ones are deleted never choose those.
 func TestGroupsSkipDeletedNodes(t *testing.T) {
 	const n, dim = 3000, 96
 	all := clustered(31, n+100, dim, 40, 0.6)
@@ -93,6 +94,27 @@ func TestGroupsSkipDeletedNodes(t *testing.T) {
 		for _, nb := range blk[1 : 1+blk[0]] {
 			if v.deleted(nb) {
 				t.Fatalf("node %d links to deleted node %d", i, nb)
+			}
+		}
+	}
+	// Nodes deleted once linked are still walked by later searches, which
+	// must not choose them as neighbours.
+	first := v.count()
+	var linked []int64
+	for id := int64(0); id < 200; id++ {
+		linked = append(linked, id)
+	}
+	d.Delete(linked...)
+	if err := d.Add(seqOf(itemsOf(vecs[:200], 0))); err != nil { // back, as new nodes
+		t.Fatal(err)
+	}
+	d.LinkUntil(nil)
+	v = d.v
+	for i := first; i < v.count(); i++ {
+		blk := v.block(i, 0)
+		for _, nb := range blk[1 : 1+blk[0]] {
+			if v.deleted(nb) {
+				t.Fatalf("node %d, linked after the deletes, links to deleted node %d", i, nb)
 			}
 		}
 	}

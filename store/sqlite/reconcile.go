@@ -555,7 +555,8 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 	var fresh []int64
 	for _, r := range merged {
 		id, ok := canonicalID(r.ID, 'r')
-		if !ok || groups[id] == nil || !slices.Contains(live, id) {
+		// live is in page order, which pages sorted.
+		if _, isLive := slices.BinarySearch(live, id); !ok || groups[id] == nil || !isLive {
 			return fmt.Errorf("merger returned relation %s, which no mention names", r.ID)
 		}
 		st := stored[id]
