@@ -149,7 +149,7 @@ func (d *Draft) LinkUntil(stop func() bool) {
 	}
 	v := d.v
 	n := v.h.Count
-	b := newBuilder(v)
+	b := newBulkBuilder(v)
 	if d.g == nil {
 		d.g = newGroup()
 	}

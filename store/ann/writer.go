@@ -584,7 +584,7 @@ func linkNodes(v *view, from, n uint32, workers int) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	b := newBuilder(v)
+	b := newBulkBuilder(v)
 	var s searcher
 	for ; from < min(n, warmNodes); from++ {
 		if !v.deleted(from) {
