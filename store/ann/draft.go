@@ -151,7 +151,7 @@ func (d *Draft) LinkUntil(stop func() bool) {
 	n := v.h.Count
 	b := newBulkBuilder(v)
 	if d.g == nil {
-		d.g = newGroup()
+		d.g = new(group)
 	}
 	for since := 64; d.linked < n; {
 		if since >= 64 {

@@ -437,21 +437,11 @@ func (s *searcher) beginLayer(v *view, n uint32, eps []cand, ef, l int, keep fun
 // search is done. score, which reads those codes, should come as late as
 // other work allows.
 func (s *searcher) expand() bool {
-	v, ef, l := s.ls.v, s.ls.ef, s.ls.l
-	for s.ls.ham && s.cq.n > 0 || !s.ls.ham && len(s.cands) > 0 {
-		var c uint32
-		if s.ls.ham {
-			d, cn := s.cq.popClosest()
-			if s.rq.n >= ef && d > s.rq.farthest() {
-				break
-			}
-			c = cn
-		} else {
-			cc := s.cands.pop()
-			if len(s.res) >= ef && cc.s < s.res[0].s {
-				break
-			}
-			c = cc.n
+	v, l := s.ls.v, s.ls.l
+	for {
+		c, ok := s.popNext()
+		if !ok {
+			break
 		}
 		blk := v.block(c, l)
 		if blk == nil {
@@ -562,6 +552,24 @@ func (s *searcher) fetchAhead(v *view, batch []cand, l int) {
 		}
 	}
 	s.touch += touch
+}
+
+// popNext takes the closest candidate, or reports false when none is left
+// or the closest is farther than the ef results held.
+func (s *searcher) popNext() (uint32, bool) {
+	ef := s.ls.ef
+	if s.ls.ham {
+		if s.cq.n == 0 {
+			return 0, false
+		}
+		d, c := s.cq.popClosest()
+		return c, s.rq.n < ef || d <= s.rq.farthest()
+	}
+	if len(s.cands) == 0 {
+		return 0, false
+	}
+	c := s.cands.pop()
+	return c.n, len(s.res) < ef || c.s >= s.res[0].s
 }
 
 // peekNext is the candidate expand would take next.
@@ -709,8 +717,6 @@ type group struct {
 	live [groupSize]bool
 	did  [groupSize]bool
 }
-
-func newGroup() *group { return new(group) }
 
 // insert links the nodes of [lo, hi), at most groupSize, that are not
 // deleted; nodes below n may be searched.

@@ -20,7 +20,7 @@ func TestGroupOfOneIsInsert(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := d.v
-		b, g := newBuilder(v), newGroup()
+		b, g := newBuilder(v), new(group)
 		var s searcher
 		n := v.h.Count
 		for i := range n {

@@ -596,7 +596,7 @@ func linkNodes(v *view, from, n uint32, workers int) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			g := newGroup()
+			g := new(group)
 			for {
 				i := next.Add(groupSize) - groupSize
 				if i >= n {
