@@ -644,6 +644,22 @@ func (s *Store) kindVectors(ctx context.Context, q querier, kind int, keys []int
 	return func(yield func(int64, []float32) bool) {
 		const page = 4096
 		derived := kind != kindChunk && s.reembed != nil
+		ecols, ejoin, rcols, rjoin := entityColumns, entityVector, relationColumns, relationVector
+		if derived {
+			// A reproducible embedder's entity and relation vectors are made
+			// again rather than stored (Reembedder.WithoutVectors), so the
+			// join finds nothing; yet it cost a descent of the vectors tree
+			// per row, and per page a search of the WAL index, which grows
+			// with the ingest: 3 of an x4 ingest's 100 CPU s.
+			var some bool
+			if err := q.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM vectors WHERE kind = ?)`, kind).Scan(&some); err != nil {
+				*errp = err
+				return
+			}
+			if !some {
+				ecols, ejoin, rcols, rjoin = entityColumnsNoVector, entityCounts, relationColumnsNoVector, ""
+			}
+		}
 		emit := func(query string, args ...any) (int, bool) {
 			ids, vecs, err := s.readVectors(ctx, q, kind, derived, query, args)
 			if err != nil {
@@ -661,8 +677,8 @@ func (s *Store) kindVectors(ctx context.Context, q querier, kind int, keys []int
 			// Every row, a page at a time by key.
 			query := map[int]string{
 				kindChunk:    `SELECT id, vec FROM vectors WHERE kind = 0 AND id > ? ORDER BY id LIMIT ?`,
-				kindEntity:   `SELECT e.seq, ` + entityColumns + ` FROM entities e` + entityVector + ` WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
-				kindRelation: `SELECT r.seq, ` + relationColumns + ` FROM relations r` + relationVector + ` WHERE r.seq > ? ORDER BY r.seq LIMIT ?`,
+				kindEntity:   `SELECT e.seq, ` + ecols + ` FROM entities e` + ejoin + ` WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
+				kindRelation: `SELECT r.seq, ` + rcols + ` FROM relations r` + rjoin + ` WHERE r.seq > ? ORDER BY r.seq LIMIT ?`,
 			}[kind]
 			after := int64(-1 << 63)
 			for {
@@ -690,8 +706,8 @@ func (s *Store) kindVectors(ctx context.Context, q querier, kind int, keys []int
 		}
 		query := map[int]string{
 			kindChunk:    `SELECT v.id, v.vec FROM json_each(?) j CROSS JOIN vectors v ON v.kind = 0 AND v.id = j.value`,
-			kindEntity:   `SELECT e.seq, ` + entityColumns + ` FROM json_each(?) j CROSS JOIN entities e ON e.seq = j.value` + entityVector,
-			kindRelation: `SELECT r.seq, ` + relationColumns + ` FROM json_each(?) j CROSS JOIN relations r ON r.seq = j.value` + relationVector,
+			kindEntity:   `SELECT e.seq, ` + ecols + ` FROM json_each(?) j CROSS JOIN entities e ON e.seq = j.value` + ejoin,
+			kindRelation: `SELECT r.seq, ` + rcols + ` FROM json_each(?) j CROSS JOIN relations r ON r.seq = j.value` + rjoin,
 		}[kind]
 		for lo := 0; lo < len(keys); lo += page {
 			if _, ok := emit(query, intList(keys[lo:min(lo+page, len(keys))])); !ok {

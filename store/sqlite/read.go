@@ -185,7 +185,15 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 const entityColumns = `e.id, e.name, e.type, e.description, k.mentions, v.vec`
 
 // entityVector joins an entity's counts and vector.
-const entityVector = ` JOIN entity_counts k ON k.seq = e.seq LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
+const entityVector = entityCounts + ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
+
+// entityCounts joins an entity's counts alone, and entityColumnsNoVector
+// selects entityColumns with a null vector: for a snapshot that stores no
+// entity vectors (see kindVectors).
+const (
+	entityCounts          = ` JOIN entity_counts k ON k.seq = e.seq`
+	entityColumnsNoVector = `e.id, e.name, e.type, e.description, k.mentions, NULL`
+)
 
 func scanEntity(sc interface{ Scan(...any) error }, extra ...any) (store.Entity, error) {
 	var e store.Entity
@@ -274,6 +282,10 @@ func (s *Store) relationVectors(ctx context.Context, rs []store.Relation) error 
 const relationColumns = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, v.vec`
 
 const relationVector = ` LEFT JOIN vectors v ON v.kind = 2 AND v.id = r.seq`
+
+// relationColumnsNoVector selects relationColumns with a null vector, with
+// no join: for a snapshot that stores no relation vectors.
+const relationColumnsNoVector = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, NULL`
 
 func scanRelation(sc interface{ Scan(...any) error }, extra ...any) (store.Relation, error) {
 	var r store.Relation

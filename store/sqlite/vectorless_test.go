@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"testing"
 
@@ -50,6 +51,73 @@ func TestMergesMakeNoVectorsTheStoreDrops(t *testing.T) {
 		hits, err := s.SearchEntities(ctx, want[0], 1)
 		if err != nil || len(hits) != 1 || hits[0].ID != e.ID {
 			t.Errorf("SearchEntities by %s's vector = %+v, %v", e.Name, hits, err)
+		}
+	}
+}
+
+// TestIndexReadsStoredVectorsWhereThereAreAny: the index files read a
+// reproducible embedder's entity and relation vectors made again, but a
+// vector a store does hold for such a row (one written before the store
+// kept none) is the one indexed, whether every row is read or some.
+func TestIndexReadsStoredVectorsWhereThereAreAny(t *testing.T) {
+	ctx := context.Background()
+	opts := storetest.Options()
+	opts.Merger = graphbuild.NewMerger(storetest.Embedder())
+	s := openTemp(t, opts)
+	w := ftsDoc("doc-a", "The Rhine flows past Basel to the North Sea.", "Rhine")
+	w.Entities = append(w.Entities, store.EntityMention{EntityID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Name: "Basel", Type: "city", Description: "a city on the Rhine"})
+	w.Relations = []store.RelationMention{{RelationID: graphbuild.RelationID(graphbuild.EntityID("Rhine"), graphbuild.EntityID("Basel"), ""),
+		SourceID: graphbuild.EntityID("Rhine"), TargetID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Keywords: "flows past", Description: "the Rhine flows past Basel"}}
+	if err := s.WriteDocument(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	read := func(kind int, keys []int64) map[int64][]float32 {
+		t.Helper()
+		got := map[int64][]float32{}
+		err := s.inSnapshot(ctx, func(tx *sql.Tx) error {
+			var rerr error
+			for id, v := range s.kindVectors(ctx, tx, kind, keys, &rerr) {
+				got[id] = v
+			}
+			return rerr
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	seqs := func(table string) []int64 {
+		t.Helper()
+		var out []int64
+		if err := collectInts(ctx, s.rdb, &out, `SELECT seq FROM `+table+` ORDER BY seq`); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		kind  int
+		table string
+	}{{kindEntity, "entities"}, {kindRelation, "relations"}} {
+		all := seqs(c.table)
+		made := read(c.kind, nil)
+		if len(made) != len(all) || len(all) == 0 {
+			t.Fatalf("%s: read %d vectors of %d rows", c.table, len(made), len(all))
+		}
+		// Store a vector for the first row only, unlike the one made.
+		held := storetest.Embedder().Vector("a vector the store holds")
+		if _, err := s.wdb.ExecContext(ctx, `INSERT INTO vectors(kind, id, vec) VALUES(?, ?, ?)`, c.kind, all[0], encodeVec(held)); err != nil {
+			t.Fatal(err)
+		}
+		for _, keys := range [][]int64{nil, all} {
+			got := read(c.kind, keys)
+			if !slices.Equal(got[all[0]], held) {
+				t.Errorf("%s (keys %v): row %d reads a vector other than the stored one", c.table, keys, all[0])
+			}
+			for _, id := range all[1:] {
+				if !slices.Equal(got[id], made[id]) {
+					t.Errorf("%s (keys %v): row %d reads a vector other than the one made", c.table, keys, id)
+				}
+			}
 		}
 	}
 }
