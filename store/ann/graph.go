@@ -368,6 +368,12 @@ func (s *searcher) greedy(v *view, n uint32, cur cand, l int) cand {
 			break
 		}
 		cnt := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
+		if havePrefetch {
+			// Upper-layer nodes are scattered over the whole graph: asked
+			// for together, their codes arrive in the time of one load
+			// rather than one after another.
+			s.prefetchCodes(v, blk[1:1+cnt], n)
+		}
 		for j := 1; j <= cnt; j++ {
 			nb := atomic.LoadUint32(&blk[j])
 			if nb >= n {
@@ -379,6 +385,22 @@ func (s *searcher) greedy(v *view, n uint32, cur cand, l int) cand {
 		}
 	}
 	return cur
+}
+
+// prefetchCodes asks for the codes (and scales, for a reader's search) of
+// the nodes in list below n.
+func (s *searcher) prefetchCodes(v *view, list []uint32, n uint32) {
+	w := v.l.words
+	for j := range list {
+		nb := atomic.LoadUint32(&list[j])
+		if nb >= n {
+			continue
+		}
+		prefetch(unsafe.Pointer(&v.codes[int(nb)*w]))
+		if s.lut != nil {
+			prefetch(unsafe.Pointer(&v.scale[nb]))
+		}
+	}
 }
 
 // searchLayer is the beam search of layer l from eps, keeping the ef best
@@ -505,8 +527,8 @@ func (s *searcher) score() {
 }
 
 // fetchAhead starts loading what the next steps read: the codes (and, for
-// a search, the scales) of the batch about to be scored, and at layer 0
-// the list of the node likely expanded next. They are cache misses once
+// a search, the scales) of the batch about to be scored, and the list of
+// the node likely expanded next (above layer 0, after reading where it is). They are cache misses once
 // the graph outgrows the cache. A prefetch asks for each line without
 // waiting (0.95x the CPU of touching them, building x1's relation index
 // and x4's entity index); without one, every code is touched in a loop
@@ -534,6 +556,18 @@ func (s *searcher) fetchAhead(v *view, batch []cand, l int) {
 		if s.lut != nil {
 			for _, c := range batch {
 				prefetch(unsafe.Pointer(&v.scale[c.n]))
+			}
+		}
+		if l > 0 {
+			if nx, ok := s.peekNext(); ok && int(nx) < len(v.upOff) {
+				// An upper list's place is read from upOff first: read it
+				// now, while the codes above are on their way.
+				prefetch(unsafe.Pointer(&v.info[nx]))
+				base := int(v.upOff[nx]) + (l-1)*(v.l.m+1)
+				if base >= 0 && base+v.l.m+1 <= len(v.upper) {
+					prefetch(unsafe.Pointer(&v.upper[base]))
+					prefetch(unsafe.Pointer(&v.upper[base+v.l.m]))
+				}
 			}
 		}
 		return
