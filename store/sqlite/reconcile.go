@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -233,7 +234,7 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 			return nil, false, fmt.Errorf("delete entities: %w", err)
 		}
 	}
-	up := newBatch(ctx, tx, `INSERT INTO entities(id, name, type, description)`, 4,
+	up := newBatch(ctx, tx, `INSERT OR FAIL INTO entities(id, name, type, description)`, 4,
 		` ON CONFLICT(id) DO UPDATE SET name = excluded.name, type = excluded.type, description = excluded.description`)
 	var fresh []int64
 	for _, w := range writes {
@@ -257,7 +258,7 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 	for id, st := range stored {
 		seqs[id] = st.seq
 	}
-	counts := newBatch(ctx, tx, `INSERT INTO entity_counts(seq, mentions, names, types)`, 4,
+	counts := newBatch(ctx, tx, `INSERT OR FAIL INTO entity_counts(seq, mentions, names, types)`, 4,
 		` ON CONFLICT(seq) DO UPDATE SET mentions = excluded.mentions, names = excluded.names, types = excluded.types`)
 	for _, w := range writes {
 		if w.counts {
@@ -269,8 +270,8 @@ func (s *Store) reconcileEntities(ctx context.Context, tx *sql.Tx, ch *change, p
 	if err := counts.flush(); err != nil {
 		return nil, false, fmt.Errorf("entity counts: %w", err)
 	}
-	ftsIns := newBatch(ctx, tx, `INSERT INTO temp.entity_text(seq, name, description)`, 3, "")
-	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
+	ftsIns := newBatch(ctx, tx, `INSERT OR FAIL INTO temp.entity_text(seq, name, description)`, 3, "")
+	vecs := newBatch(ctx, tx, `INSERT OR FAIL INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
 	for _, w := range writes {
 		seq := seqs[w.id]
 		if stored[w.id] == nil || stored[w.id].e.Name != w.e.Name || stored[w.id].e.Description != w.e.Description {
@@ -548,9 +549,13 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 			ch.vecs = append(ch.vecs, vecChange{kindRelation, seq})
 		}
 	}
-	up := newBatch(ctx, tx, `INSERT INTO relations(id, source, target, type, keywords, description, weight, mentions)`, 8,
-		` ON CONFLICT(id) DO UPDATE SET source = excluded.source, target = excluded.target, type = excluded.type,
-			keywords = excluded.keywords, description = excluded.description, weight = excluded.weight, mentions = excluded.mentions`)
+	// New relations are inserted and stored ones updated in place, in two
+	// statements rather than one upsert: an upsert's update part aborts on
+	// a constraint whatever the insert says, so it kept a journal of every
+	// page it changed (see batch), 1.2 of an x4 ingest's CPU s.
+	ins := newBatch(ctx, tx, `INSERT OR FAIL INTO relations(id, source, target, type, keywords, description, weight, mentions)`, 8, "")
+	upd := newBatch(ctx, tx, `UPDATE OR FAIL relations AS r SET source = v.column2, target = v.column3, type = v.column4,
+		keywords = v.column5, description = v.column6, weight = v.column7, mentions = v.column8 FROM (`, 8, `) AS v WHERE r.seq = v.column1`)
 	var changed []store.Relation
 	var fresh []int64
 	for _, r := range merged {
@@ -566,8 +571,13 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 		}
 		src, _ := canonicalID(r.SourceID, 'e')
 		tgt, _ := canonicalID(r.TargetID, 'e')
-		if err := up.add(id, src, tgt, r.Type, r.Keywords, r.Description, r.Weight, rowsNow[id]); err != nil {
-			return fmt.Errorf("upsert relations: %w", err)
+		if st != nil {
+			err = upd.add(st.seq, src, tgt, r.Type, r.Keywords, r.Description, r.Weight, rowsNow[id])
+		} else {
+			err = ins.add(id, src, tgt, r.Type, r.Keywords, r.Description, r.Weight, rowsNow[id])
+		}
+		if err != nil {
+			return fmt.Errorf("write relations: %w", err)
 		}
 		if r.Embedding != nil {
 			changed = append(changed, r)
@@ -576,8 +586,8 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 			}
 		}
 	}
-	if err := up.flush(); err != nil {
-		return fmt.Errorf("upsert relations: %w", err)
+	if err := errors.Join(ins.flush(), upd.flush()); err != nil {
+		return fmt.Errorf("write relations: %w", err)
 	}
 	seqs, err := seqsOf(ctx, tx, "relations", fresh)
 	if err != nil {
@@ -586,7 +596,7 @@ func (s *Store) reconcileRelations(ctx context.Context, tx *sql.Tx, ch *change, 
 	for id, st := range stored {
 		seqs[id] = st.seq
 	}
-	vecs := newBatch(ctx, tx, `INSERT INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
+	vecs := newBatch(ctx, tx, `INSERT OR FAIL INTO vectors(kind, id, vec)`, 3, ` ON CONFLICT(kind, id) DO UPDATE SET vec = excluded.vec`)
 	for _, r := range changed {
 		id, _ := canonicalID(r.ID, 'r')
 		seq := seqs[id]
