@@ -528,12 +528,13 @@ func (s *searcher) score() {
 
 // fetchAhead starts loading what the next steps read: the codes (and, for
 // a search, the scales) of the batch about to be scored, and the list of
-// the node likely expanded next (above layer 0, after reading where it is). They are cache misses once
-// the graph outgrows the cache. A prefetch asks for each line without
-// waiting (0.95x the CPU of touching them, building x1's relation index
-// and x4's entity index); without one, every code is touched in a loop
-// short enough for all the misses to be in flight at once, where the
-// scoring loop, long per node, lets the CPU run ahead by a few nodes only.
+// the node likely expanded next (above layer 0, after reading where it
+// is). They are cache misses once the graph outgrows the cache. A
+// prefetch asks for each line without waiting (0.95x the CPU of touching
+// them, building x1's relation index and x4's entity index); without one,
+// every code is touched in a loop short enough for all the misses to be in
+// flight at once, where the scoring loop, long per node, lets the CPU run
+// ahead by a few nodes only.
 func (s *searcher) fetchAhead(v *view, batch []cand, l int) {
 	w := v.l.words
 	var next []uint32

@@ -650,7 +650,7 @@ func (s *Store) kindVectors(ctx context.Context, q querier, kind int, keys []int
 			// again rather than stored (Reembedder.WithoutVectors), so the
 			// join finds nothing; yet it cost a descent of the vectors tree
 			// per row, and per page a search of the WAL index, which grows
-			// with the ingest: 3 of an x4 ingest's 100 CPU s.
+			// with the ingest: 2.5 of an x4 ingest's 100 CPU s.
 			var some bool
 			if err := q.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM vectors WHERE kind = ?)`, kind).Scan(&some); err != nil {
 				*errp = err

@@ -25,10 +25,7 @@ func TestMergesMakeNoVectorsTheStoreDrops(t *testing.T) {
 	if s.reembed == nil {
 		t.Fatal("fixture: the store keeps the vectors of a reproducible embedder")
 	}
-	w := ftsDoc("doc-a", "The Rhine flows past Basel to the North Sea.", "Rhine")
-	w.Entities = append(w.Entities, store.EntityMention{EntityID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Name: "Basel", Type: "city", Description: "a city on the Rhine"})
-	w.Relations = []store.RelationMention{{RelationID: graphbuild.RelationID(graphbuild.EntityID("Rhine"), graphbuild.EntityID("Basel"), ""),
-		SourceID: graphbuild.EntityID("Rhine"), TargetID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Keywords: "flows past", Description: "the Rhine flows past Basel"}}
+	w := rhineBasel()
 	if err := s.WriteDocument(ctx, w); err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +62,7 @@ func TestIndexReadsStoredVectorsWhereThereAreAny(t *testing.T) {
 	opts := storetest.Options()
 	opts.Merger = graphbuild.NewMerger(storetest.Embedder())
 	s := openTemp(t, opts)
-	w := ftsDoc("doc-a", "The Rhine flows past Basel to the North Sea.", "Rhine")
-	w.Entities = append(w.Entities, store.EntityMention{EntityID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Name: "Basel", Type: "city", Description: "a city on the Rhine"})
-	w.Relations = []store.RelationMention{{RelationID: graphbuild.RelationID(graphbuild.EntityID("Rhine"), graphbuild.EntityID("Basel"), ""),
-		SourceID: graphbuild.EntityID("Rhine"), TargetID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Keywords: "flows past", Description: "the Rhine flows past Basel"}}
+	w := rhineBasel()
 	if err := s.WriteDocument(ctx, w); err != nil {
 		t.Fatal(err)
 	}
@@ -158,4 +152,14 @@ func TestFailingRowFailsTheWholeGroup(t *testing.T) {
 	if err != nil || st.Chunks != 1 {
 		t.Errorf("stats after the failed group: %+v, %v; want doc-a's one chunk", st, err)
 	}
+}
+
+// rhineBasel is a document of one chunk naming two entities and the
+// relation between them.
+func rhineBasel() *store.DocumentWrite {
+	w := ftsDoc("doc-a", "The Rhine flows past Basel to the North Sea.", "Rhine")
+	w.Entities = append(w.Entities, store.EntityMention{EntityID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Name: "Basel", Type: "city", Description: "a city on the Rhine"})
+	w.Relations = []store.RelationMention{{RelationID: graphbuild.RelationID(graphbuild.EntityID("Rhine"), graphbuild.EntityID("Basel"), ""),
+		SourceID: graphbuild.EntityID("Rhine"), TargetID: graphbuild.EntityID("Basel"), ChunkID: w.Chunks[0].ID, Keywords: "flows past", Description: "the Rhine flows past Basel"}}
+	return w
 }

@@ -645,7 +645,8 @@ const batchRows = 64
 // half-way (a NOT NULL or UNIQUE constraint's default) keeps a copy of
 // every page it changes, to undo itself, and rows on random pages of big
 // indexes made that 2.6 of an x4 ingest's 100 CPU s, growing 8x from x1;
-// a failing row fails the whole write transaction anyway.
+// a failing row fails the whole write transaction anyway. (An upsert's
+// update part aborts whatever its insert says; see reconcileRelations.)
 type batch struct {
 	ctx          context.Context
 	tx           *sql.Tx
