@@ -388,17 +388,15 @@ func (s *searcher) greedy(v *view, n uint32, cur cand, l int) cand {
 }
 
 // prefetchCodes asks for the codes (and scales, for a reader's search) of
-// the nodes in list below n.
+// the nodes of list below n, as fetchAhead does for a batch.
 func (s *searcher) prefetchCodes(v *view, list []uint32, n uint32) {
 	w := v.l.words
 	for j := range list {
-		nb := atomic.LoadUint32(&list[j])
-		if nb >= n {
-			continue
-		}
-		prefetch(unsafe.Pointer(&v.codes[int(nb)*w]))
-		if s.lut != nil {
-			prefetch(unsafe.Pointer(&v.scale[nb]))
+		if nb := atomic.LoadUint32(&list[j]); nb < n {
+			prefetch(unsafe.Pointer(&v.codes[int(nb)*w]))
+			if s.lut != nil {
+				prefetch(unsafe.Pointer(&v.scale[nb]))
+			}
 		}
 	}
 }
@@ -537,12 +535,11 @@ func (s *searcher) score() {
 // ahead by a few nodes only.
 func (s *searcher) fetchAhead(v *view, batch []cand, l int) {
 	w := v.l.words
+	nx, haveNext := s.peekNext()
 	var next []uint32
-	if l == 0 {
-		if nx, ok := s.peekNext(); ok {
-			base := int(nx) * (v.l.m0 + 1)
-			next = v.links0[base : base+v.l.m0+1]
-		}
+	if l == 0 && haveNext {
+		base := int(nx) * (v.l.m0 + 1)
+		next = v.links0[base : base+v.l.m0+1]
 	}
 	if havePrefetch {
 		for j := 0; j < len(next); j += 16 {
@@ -559,16 +556,14 @@ func (s *searcher) fetchAhead(v *view, batch []cand, l int) {
 				prefetch(unsafe.Pointer(&v.scale[c.n]))
 			}
 		}
-		if l > 0 {
-			if nx, ok := s.peekNext(); ok && int(nx) < len(v.upOff) {
-				// An upper list's place is read from upOff first: read it
-				// now, while the codes above are on their way.
-				prefetch(unsafe.Pointer(&v.info[nx]))
-				base := int(v.upOff[nx]) + (l-1)*(v.l.m+1)
-				if base >= 0 && base+v.l.m+1 <= len(v.upper) {
-					prefetch(unsafe.Pointer(&v.upper[base]))
-					prefetch(unsafe.Pointer(&v.upper[base+v.l.m]))
-				}
+		if l > 0 && haveNext && int(nx) < len(v.upOff) {
+			// An upper list's place is read from upOff first: read it now,
+			// while the codes above are on their way.
+			prefetch(unsafe.Pointer(&v.info[nx]))
+			base := int(v.upOff[nx]) + (l-1)*(v.l.m+1)
+			if base >= 0 && base+v.l.m+1 <= len(v.upper) {
+				prefetch(unsafe.Pointer(&v.upper[base]))
+				prefetch(unsafe.Pointer(&v.upper[base+v.l.m]))
 			}
 		}
 		return
@@ -759,7 +754,7 @@ func (g *group) insert(b *builder, lo, hi, n uint32) {
 	v, efc := b.v, b.v.l.efc
 	ids := g.ids[:0]
 	for i := lo; i < hi; i++ {
-		if !v.deleted(i) {
+		if !b.deleted(i) {
 			ids = append(ids, i)
 		}
 	}

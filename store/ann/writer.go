@@ -585,11 +585,9 @@ func linkNodes(v *view, from, n uint32, workers int) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	b := newBulkBuilder(v)
-	var s searcher
+	g := new(group)
 	for ; from < min(n, warmNodes); from++ {
-		if !v.deleted(from) {
-			b.insert(&s, from, n, v.level(from), v.l.efc, nil)
-		}
+		g.insert(b, from, from+1, n)
 	}
 	var next atomic.Uint32
 	next.Store(from)

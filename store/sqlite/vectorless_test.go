@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/docgraph/docgraph/graphbuild"
@@ -114,43 +113,6 @@ func TestIndexReadsStoredVectorsWhereThereAreAny(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestFailingRowFailsTheWholeGroup: the writer's multi-row statements run
-// OR FAIL (no statement journal), so a row the schema refuses half-way
-// through a group stops the statement with the rows before it written;
-// the transaction must still leave nothing of the group behind.
-func TestFailingRowFailsTheWholeGroup(t *testing.T) {
-	ctx := context.Background()
-	s := openTemp(t, storetest.Options())
-	a := ftsDoc("doc-a", "The Rhine flows past Basel.", "Rhine")
-	if err := s.WriteDocument(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	b := ftsDoc("doc-b", "The Danube flows past Vienna.", "Danube")
-	c := ftsDoc("doc-c", "The Elbe flows past Dresden.", "Elbe")
-	c.Chunks[0].ID = a.Chunks[0].ID // taken by doc-a, which c does not replace
-	c.Entities[0].ChunkID = c.Chunks[0].ID
-	err := s.WriteDocuments(ctx, b, c)
-	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
-		t.Fatalf("a group naming another document's chunk: %v; want the schema's refusal", err)
-	}
-	docs, err := s.Documents(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(docs) != 1 || docs[0].ID != "doc-a" {
-		t.Errorf("documents after the failed group: %+v; want doc-a alone", docs)
-	}
-	for _, name := range []string{"Danube", "Elbe"} {
-		if es, err := s.Entities(ctx, []string{graphbuild.EntityID(name)}); err != nil || len(es) != 0 {
-			t.Errorf("entity %s after the failed group: %+v, %v", name, es, err)
-		}
-	}
-	st, err := s.Stats(ctx)
-	if err != nil || st.Chunks != 1 {
-		t.Errorf("stats after the failed group: %+v, %v; want doc-a's one chunk", st, err)
 	}
 }
 
