@@ -49,12 +49,14 @@ bench:
 
 # How cost grows with the corpus: x1 and x4 copies of 2wiki (SCALES=1,4,16
 # for x16, which takes long), ingested through the CLI, queried one-shot and
-# served, with the BM25 baseline of the same run; the table goes to
+# served, with the BM25 baseline of the same run (ingests ROUNDS times,
+# the scales alternating, and reports the medians); the table goes to
 # bench/scale.txt. Needs python3 and ../shared.
 SCALES ?= 1,4
+ROUNDS ?= 3
 bench-scale: build
 	@mkdir -p bench
-	$(GO) run ./eval/internal/scalebench -scales $(SCALES) -work .docgraph/scale -out bench/scale.txt -label "$(LABEL)"
+	$(GO) run ./eval/internal/scalebench -scales $(SCALES) -rounds $(ROUNDS) -work .docgraph/scale -out bench/scale.txt -label "$(LABEL)"
 
 # Offline passage-retrieval benchmark with the BM25 baseline in the same run.
 # The first run ingests the corpora (about a minute for 2wiki); later runs reuse .docgraph/eval.

@@ -6,6 +6,9 @@
 // serve` p50/p99 at 1 and 4 clients, serve RSS and start time, Recall@5 of
 // the original (copy 0) questions, and SQLite FTS5 BM25 (the shared
 // baseline script) query time on the same passages, measured in the same run.
+// With -rounds N each scale is ingested N times, the scales alternating,
+// and the ingest columns are the medians, with every round's ratio beside
+// them: on a loaded machine one pair of runs can be off by a fifth.
 //
 //	go build -o bin/ ./cmd/... && go run ./eval/internal/scalebench -scales 1,4
 //
@@ -56,6 +59,10 @@ type options struct {
 	// into and query instead of a fresh SQLite store; storeDir is then the
 	// server's database folder, when local, for the size columns.
 	storeURL, storeDir string
+	// rounds is how many times each scale is ingested; the ingest columns
+	// are the rounds' medians. Rounds alternate between the scales (x1, x4,
+	// x1, x4, ...), so a ratio of two scales is taken under the same load.
+	rounds int
 }
 
 func main() {
@@ -78,7 +85,11 @@ func main() {
 	flag.StringVar(&ingestArgs, "ingest-args", "", "extra ingest flags, space-separated")
 	flag.StringVar(&o.storeURL, "store-url", "", "measure this store server instead of SQLite, e.g. neo4j://127.0.0.1:7687 (emptied of docgraph nodes before each scale; credentials from NEO4J_USER/NEO4J_PASSWORD)")
 	flag.StringVar(&o.storeDir, "store-dir", "", "with -store-url: the server's local data folder, measured for the store size columns")
+	flag.IntVar(&o.rounds, "rounds", 1, "ingests of each scale, alternating between the scales; the ingest columns are their medians")
 	flag.Parse()
+	if o.rounds < 1 {
+		fatal(fmt.Errorf("-rounds: want 1 or more, got %d", o.rounds))
+	}
 	var err error
 	if o.scales, err = ints(scales); err != nil {
 		fatal(fmt.Errorf("-scales: %w", err))
@@ -93,9 +104,26 @@ func main() {
 	if o.src == "" {
 		o.src = filepath.Join(o.shared, "data", "2wiki")
 	}
+	for _, k := range o.scales {
+		if err := buildCorpus(context.Background(), o, k); err != nil {
+			fatal(fmt.Errorf("x%d: %w", k, err))
+		}
+	}
+	// The rounds before the last only ingest; measure's ingest is the last.
+	early := map[int][]ingestRun{}
+	for round := 1; round < o.rounds; round++ {
+		for _, k := range o.scales {
+			run, err := ingestRound(context.Background(), o, k)
+			if err != nil {
+				fatal(fmt.Errorf("x%d, round %d: %w", k, round, err))
+			}
+			fmt.Fprintf(os.Stderr, "x%d, round %d: ingest %.1fs (CPU %.1fs)\n", k, round, run.wall.Seconds(), run.cpu.Seconds())
+			early[k] = append(early[k], run)
+		}
+	}
 	var rows []row
 	for _, k := range o.scales {
-		r, err := measure(context.Background(), o, k)
+		r, err := measure(context.Background(), o, k, early[k])
 		if err != nil {
 			fatal(fmt.Errorf("x%d: %w", k, err))
 		}
@@ -137,9 +165,10 @@ type row struct {
 	k                   int
 	files               int
 	textBytes           int64
-	ingest              time.Duration
-	ingestCPU           time.Duration
-	written             int64
+	ingest              time.Duration // the rounds' median
+	ingestCPU           time.Duration // the rounds' median
+	rounds              []ingestRun   // in the order run
+	written             int64         // of the last round, as are peakRSS and the store
 	peakRSS             int64
 	storeBytes          int64
 	storeFiles          map[string]int64
@@ -169,17 +198,87 @@ func (r row) line() string {
 		r.ingest.Seconds(), float64(r.written)/1e9, float64(r.storeBytes)/1e6, r.oneshotP50.Round(time.Millisecond), 100*r.recall5, r.bm25.Round(10*time.Microsecond))
 }
 
-func measure(ctx context.Context, o options, k int) (row, error) {
-	r := row{k: k}
-	corpus := filepath.Join(o.work, fmt.Sprintf("x%d", k))
-	if _, err := os.Stat(filepath.Join(corpus, "questions.jsonl")); err != nil {
-		fmt.Fprintf(os.Stderr, "x%d: building the corpus in %s\n", k, corpus)
-		cmd := exec.CommandContext(ctx, "python3", filepath.Join(o.shared, "tools", "scale_corpus.py"), o.src, corpus, strconv.Itoa(k))
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return r, fmt.Errorf("scale_corpus.py: %w", err)
-		}
+// corpusDir is scale k's corpus folder under -work.
+func corpusDir(o options, k int) string { return filepath.Join(o.work, fmt.Sprintf("x%d", k)) }
+
+// storeFor is where scale k's store lives: a folder under -work for SQLite,
+// or the server (and its data folder) of -store-url.
+func storeFor(o options, k int) (storeURL, storeDir string) {
+	if o.storeURL != "" {
+		return o.storeURL, o.storeDir
 	}
+	storeDir = filepath.Join(o.work, fmt.Sprintf("x%d-store", k))
+	return "sqlite://" + filepath.Join(storeDir, "graph.db"), storeDir
+}
+
+// ingestRun is one ingest through the CLI into an empty store.
+type ingestRun struct {
+	wall, cpu time.Duration
+	written   int64 // bytes the process wrote to storage
+	peakRSS   int64
+}
+
+// ingestRound ingests scale k's corpus, already built, into an empty store,
+// and removes the store after (a server's graph stays until the next
+// wipe).
+func ingestRound(ctx context.Context, o options, k int) (ingestRun, error) {
+	storeURL, storeDir := storeFor(o, k)
+	if o.storeURL == "" {
+		defer os.RemoveAll(storeDir)
+	}
+	return ingest(ctx, o, k, storeURL, storeDir)
+}
+
+// ingest empties the store and ingests scale k's corpus into it through
+// the CLI, as a user would.
+func ingest(ctx context.Context, o options, k int, storeURL, storeDir string) (ingestRun, error) {
+	var run ingestRun
+	if o.storeURL != "" {
+		if err := wipeNeo4j(ctx, storeURL); err != nil {
+			return run, err
+		}
+	} else if err := os.RemoveAll(storeDir); err != nil {
+		return run, err
+	}
+	args := append([]string{"--store", storeURL, "--config", "", "--json"}, o.ingestArgs...)
+	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "ingest"), append(args, filepath.Join(corpusDir(o, k), "docs"))...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	run.wall = time.Since(start)
+	if err != nil {
+		return run, fmt.Errorf("ingest: %w: %s", err, tail(stderr.String(), 2000))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		// ru_oublock counts 512-byte blocks written to storage.
+		run.written = ru.Oublock * 512
+		run.peakRSS = ru.Maxrss * 1024
+		run.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return run, nil
+}
+
+// buildCorpus makes scale k's corpus with scale_corpus.py unless it is there.
+func buildCorpus(ctx context.Context, o options, k int) error {
+	corpus := corpusDir(o, k)
+	if _, err := os.Stat(filepath.Join(corpus, "questions.jsonl")); err == nil {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "x%d: building the corpus in %s\n", k, corpus)
+	cmd := exec.CommandContext(ctx, "python3", filepath.Join(o.shared, "tools", "scale_corpus.py"), o.src, corpus, strconv.Itoa(k))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("scale_corpus.py: %w", err)
+	}
+	return nil
+}
+
+// measure ingests scale k (its last round, after the earlier ones) and
+// measures the store and its queries.
+func measure(ctx context.Context, o options, k int, earlier []ingestRun) (row, error) {
+	r := row{k: k}
+	corpus := corpusDir(o, k)
 	docs := filepath.Join(corpus, "docs")
 	if err := filepath.WalkDir(docs, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -194,42 +293,26 @@ func measure(ctx context.Context, o options, k int) (row, error) {
 	}); err != nil {
 		return r, err
 	}
-	storeDir := filepath.Join(o.work, fmt.Sprintf("x%d-store", k))
-	storeURL := "sqlite://" + filepath.Join(storeDir, "graph.db")
-	if o.storeURL != "" {
-		storeURL, storeDir = o.storeURL, o.storeDir
-		if err := wipeNeo4j(ctx, storeURL); err != nil {
-			return r, err
-		}
-	} else {
-		if err := os.RemoveAll(storeDir); err != nil {
-			return r, err
-		}
+	storeURL, storeDir := storeFor(o, k)
+	if o.storeURL == "" {
 		defer func() {
 			if !o.keep {
 				os.RemoveAll(storeDir)
 			}
 		}()
 	}
-
-	// Ingest through the CLI, as a user would.
 	fmt.Fprintf(os.Stderr, "x%d: ingesting %d files\n", k, r.files)
-	args := append([]string{"--store", storeURL, "--config", "", "--json"}, o.ingestArgs...)
-	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "ingest"), append(args, docs)...)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r.ingest = time.Since(start)
+	run, err := ingest(ctx, o, k, storeURL, storeDir)
 	if err != nil {
-		return r, fmt.Errorf("ingest: %w: %s", err, tail(stderr.String(), 2000))
+		return r, err
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		// ru_oublock counts 512-byte blocks written to storage.
-		r.written = ru.Oublock * 512
-		r.peakRSS = ru.Maxrss * 1024
-		r.ingestCPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	r.rounds = append(slices.Clone(earlier), run)
+	r.written, r.peakRSS = run.written, run.peakRSS
+	var walls, cpus []float64
+	for _, run := range r.rounds {
+		walls, cpus = append(walls, float64(run.wall)), append(cpus, float64(run.cpu))
 	}
+	r.ingest, r.ingestCPU = time.Duration(median(walls)), time.Duration(median(cpus))
 	r.storeFiles = map[string]int64{}
 	if storeDir != "" {
 		filepath.WalkDir(storeDir, func(p string, d fs.DirEntry, err error) error {
@@ -570,6 +653,9 @@ func report(w io.Writer, o options, rows []row) {
 			}
 		}
 		fmt.Fprintf(w, ", BM25 %.2fx\n", ratio(b.bm25, a.bm25))
+		if len(a.rounds) > 1 {
+			roundsLine(w, a, b)
+		}
 		if o.vsBin != "" {
 			fmt.Fprintf(w, "x%d/x%d with %s: one-shot p50 %.2fx\n", b.k, a.k, o.vsBin, ratio(b.oneshotVsP50, a.oneshotVsP50))
 		}
@@ -581,6 +667,42 @@ func report(w io.Writer, o options, rows []row) {
 			}
 		}
 	}
+}
+
+// roundsLine prints each scale's ingest rounds and b's multiple of a's,
+// round by round (the two ran under the same load) and as the medians'.
+func roundsLine(w io.Writer, a, b row) {
+	fmt.Fprintf(w, "ingest rounds, the scales alternating:")
+	for _, r := range []row{a, b} {
+		var walls []string
+		for _, run := range r.rounds {
+			walls = append(walls, fmt.Sprintf("%.1f", run.wall.Seconds()))
+		}
+		fmt.Fprintf(w, " x%d %s s;", r.k, strings.Join(walls, ", "))
+	}
+	var wall, cpu []string
+	var wallR, cpuR []float64
+	for i := range min(len(a.rounds), len(b.rounds)) {
+		wr, cr := ratio(b.rounds[i].wall, a.rounds[i].wall), ratio(b.rounds[i].cpu, a.rounds[i].cpu)
+		wall, cpu = append(wall, fmt.Sprintf("%.2f", wr)), append(cpu, fmt.Sprintf("%.2f", cr))
+		wallR, cpuR = append(wallR, wr), append(cpuR, cr)
+	}
+	fmt.Fprintf(w, " x%d/x%d per round %s (median %.2f), CPU %s (median %.2f); of the medians: %.2fx, CPU %.2fx\n",
+		b.k, a.k, strings.Join(wall, ", "), median(wallR), strings.Join(cpu, ", "), median(cpuR),
+		ratio(b.ingest, a.ingest), ratio(b.ingestCPU, a.ingestCPU))
+}
+
+// median is the middle value of xs (the mean of the two middle ones when
+// their number is even).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 func servedHeader(clients []int) string {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{4.4, 4.1, 4.9, 4.2, 4.3}, 4.3},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// The per-round ratios pair each x4 run with the x1 run of its own round,
+// not with the medians.
+func TestRoundsLine(t *testing.T) {
+	s := time.Second
+	x1 := row{k: 1, rounds: []ingestRun{{wall: 10 * s, cpu: 20 * s}, {wall: 14 * s, cpu: 24 * s}, {wall: 12 * s, cpu: 22 * s}}}
+	x4 := row{k: 4, rounds: []ingestRun{{wall: 45 * s, cpu: 84 * s}, {wall: 56 * s, cpu: 96 * s}, {wall: 60 * s, cpu: 99 * s}}}
+	x1.ingest, x1.ingestCPU = 12*s, 22*s
+	x4.ingest, x4.ingestCPU = 56*s, 96*s
+	var buf bytes.Buffer
+	roundsLine(&buf, x1, x4)
+	got := buf.String()
+	for _, want := range []string{
+		"x1 10.0, 14.0, 12.0 s;",
+		"x4 45.0, 56.0, 60.0 s;",
+		"x4/x1 per round 4.50, 4.00, 5.00 (median 4.50)",
+		"CPU 4.20, 4.00, 4.50 (median 4.20)",
+		"of the medians: 4.67x, CPU 4.36x",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rounds line lacks %q:\n%s", want, got)
+		}
+	}
+}
