@@ -61,7 +61,9 @@ type options struct {
 	storeURL, storeDir string
 	// rounds is how many times each scale is ingested; the ingest columns
 	// are the rounds' medians. Rounds alternate between the scales (x1, x4,
-	// x1, x4, ...), so a ratio of two scales is taken under the same load.
+	// x1, x4, ...), so a ratio of two scales is taken under the same load;
+	// the last round's ingests are the measured stores', with the smaller
+	// scale's queries (a few minutes) between them.
 	rounds int
 }
 
