@@ -181,18 +181,20 @@ func (s *Store) DocumentChunks(ctx context.Context, docID string) ([]store.Chunk
 	return out, nil
 }
 
-// entityColumns selects an entity with its vector (e: entities, v: vectors).
-const entityColumns = `e.id, e.name, e.type, e.description, k.mentions, v.vec`
-
-// entityVector joins an entity's counts and vector.
-const entityVector = entityCounts + ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
-
-// entityCounts joins an entity's counts alone, and entityColumnsNoVector
-// selects entityColumns with a null vector: for a snapshot that stores no
-// entity vectors (see kindVectors).
+// entityColumns selects an entity with its vector (e: entities, k: its
+// counts, v: vectors); entityColumnsNoVector the same with a null vector,
+// for a snapshot that stores no entity vectors (see kindVectors).
 const (
-	entityCounts          = ` JOIN entity_counts k ON k.seq = e.seq`
-	entityColumnsNoVector = `e.id, e.name, e.type, e.description, k.mentions, NULL`
+	entityFields          = `e.id, e.name, e.type, e.description, k.mentions`
+	entityColumns         = entityFields + `, v.vec`
+	entityColumnsNoVector = entityFields + `, NULL`
+)
+
+// entityVector joins an entity's counts and vector, entityCounts its
+// counts alone.
+const (
+	entityVector = entityCounts + ` LEFT JOIN vectors v ON v.kind = 1 AND v.id = e.seq`
+	entityCounts = ` JOIN entity_counts k ON k.seq = e.seq`
 )
 
 func scanEntity(sc interface{ Scan(...any) error }, extra ...any) (store.Entity, error) {
@@ -278,14 +280,16 @@ func (s *Store) relationVectors(ctx context.Context, rs []store.Relation) error 
 	return nil
 }
 
-// relationColumns selects a relation with its vector (r: relations, v: vectors).
-const relationColumns = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, v.vec`
+// relationColumns selects a relation with its vector (r: relations, v:
+// vectors); relationColumnsNoVector the same with a null vector and no
+// join, for a snapshot that stores no relation vectors.
+const (
+	relationFields          = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight`
+	relationColumns         = relationFields + `, v.vec`
+	relationColumnsNoVector = relationFields + `, NULL`
+)
 
 const relationVector = ` LEFT JOIN vectors v ON v.kind = 2 AND v.id = r.seq`
-
-// relationColumnsNoVector selects relationColumns with a null vector, with
-// no join: for a snapshot that stores no relation vectors.
-const relationColumnsNoVector = `r.id, r.source, r.target, r.type, r.keywords, r.description, r.weight, NULL`
 
 func scanRelation(sc interface{ Scan(...any) error }, extra ...any) (store.Relation, error) {
 	var r store.Relation
