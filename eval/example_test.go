@@ -18,3 +18,9 @@ func ExampleF1() {
 	fmt.Println(eval.ExactMatch("G. Stanley Hall [2]", golds), eval.F1("Stanley Hall", golds))
 	// Output: 1 0.8
 }
+
+func ExampleMedian() {
+	// Three rounds of x4/x1 ingest ratios, and two.
+	fmt.Println(eval.Median([]float64{4.78, 4.40, 4.39}), eval.Median([]float64{4.2, 4.6}))
+	// Output: 4.4 4.4
+}

@@ -232,7 +232,7 @@ func ComparePPR(kg *paths.KG, qs []MetaQAQuestion, tops []IgraphTop, topN int, d
 	n := float64(len(tops))
 	rep.Overlap, rep.TieOverlap, rep.PushOverlap, rep.PushTieOverlap = rep.Overlap/n, rep.TieOverlap/n, rep.PushOverlap/n, rep.PushTieOverlap/n
 	rep.RecallExact, rep.RecallPush, rep.RecallIgraph = 100*rep.RecallExact/n, 100*rep.RecallPush/n, 100*rep.RecallIgraph/n
-	rep.ExactMS, rep.PushMS, rep.IgraphMS = median(exactT), median(pushT), median(igT)
+	rep.ExactMS, rep.PushMS, rep.IgraphMS = Median(exactT), Median(pushT), Median(igT)
 	if rep.PushMS > 0 {
 		rep.Speedup = rep.IgraphMS / rep.PushMS
 	}
@@ -278,18 +278,6 @@ func topNodes(dense []float64, sparse []graphalg.NodeScore, damping float64, n i
 }
 
 func ms64(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
 
 // WritePPRTable prints PPR comparisons as an aligned table.
 func WritePPRTable(w io.Writer, reps []*PPRReport) error {

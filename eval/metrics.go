@@ -2,6 +2,7 @@ package eval
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -133,4 +134,17 @@ func Percentile(ds []time.Duration, q float64) time.Duration {
 	rank := int(q/100*float64(len(s)) + 0.999999)
 	rank = min(max(rank, 1), len(s))
 	return s[rank-1]
+}
+
+// Median returns the middle value of xs, the mean of the two middle ones
+// when their number is even; 0 for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }

@@ -187,3 +187,19 @@ func TestEvaluateAnswerOnly(t *testing.T) {
 		t.Errorf("table row %q; want no recall and Hit 100", row)
 	}
 }
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{4.4, 4.1, 4.9, 4.2, 4.3}, 4.3},
+	} {
+		if got := Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

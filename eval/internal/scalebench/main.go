@@ -314,7 +314,7 @@ func measure(ctx context.Context, o options, k int, earlier []ingestRun) (row, e
 	for _, run := range r.rounds {
 		walls, cpus = append(walls, float64(run.wall)), append(cpus, float64(run.cpu))
 	}
-	r.ingest, r.ingestCPU = time.Duration(median(walls)), time.Duration(median(cpus))
+	r.ingest, r.ingestCPU = time.Duration(eval.Median(walls)), time.Duration(eval.Median(cpus))
 	r.storeFiles = map[string]int64{}
 	if storeDir != "" {
 		filepath.WalkDir(storeDir, func(p string, d fs.DirEntry, err error) error {
@@ -690,21 +690,8 @@ func roundsLine(w io.Writer, a, b row) {
 		wallR, cpuR = append(wallR, wr), append(cpuR, cr)
 	}
 	fmt.Fprintf(w, " x%d/x%d per round %s (median %.2f), CPU %s (median %.2f); of the medians: %.2fx, CPU %.2fx\n",
-		b.k, a.k, strings.Join(wall, ", "), median(wallR), strings.Join(cpu, ", "), median(cpuR),
+		b.k, a.k, strings.Join(wall, ", "), eval.Median(wallR), strings.Join(cpu, ", "), eval.Median(cpuR),
 		ratio(b.ingest, a.ingest), ratio(b.ingestCPU, a.ingestCPU))
-}
-
-// median is the middle value of xs (the mean of the two middle ones when
-// their number is even).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 func servedHeader(clients []int) string {

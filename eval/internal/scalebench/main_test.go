@@ -7,23 +7,6 @@ import (
 	"time"
 )
 
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		in   []float64
-		want float64
-	}{
-		{nil, 0},
-		{[]float64{3}, 3},
-		{[]float64{5, 1, 3}, 3},
-		{[]float64{4, 1, 3, 2}, 2.5},
-		{[]float64{4.4, 4.1, 4.9, 4.2, 4.3}, 4.3},
-	} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 // The per-round ratios pair each x4 run with the x1 run of its own round,
 // not with the medians.
 func TestRoundsLine(t *testing.T) {
