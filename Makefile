@@ -51,12 +51,15 @@ bench:
 # for x16, which takes long), ingested through the CLI, queried one-shot and
 # served, with the BM25 baseline of the same run (ingests ROUNDS times,
 # the scales alternating, and reports the medians); the table goes to
-# bench/scale.txt. Needs python3 and ../shared.
+# bench/scale.txt. Needs python3 and ../shared. VS_INGEST=DIR also
+# ingests x1 with DIR/ingest (a baseline build) in every round, right after
+# ours, and reports our multiple of its time.
 SCALES ?= 1,4
 ROUNDS ?= 3
+VS_INGEST ?=
 bench-scale: build
 	@mkdir -p bench
-	$(GO) run ./eval/internal/scalebench -scales $(SCALES) -rounds $(ROUNDS) -work .docgraph/scale -out bench/scale.txt -label "$(LABEL)"
+	$(GO) run ./eval/internal/scalebench -scales $(SCALES) -rounds $(ROUNDS) -work .docgraph/scale -out bench/scale.txt -label "$(LABEL)" $(if $(VS_INGEST),-vs-ingest $(VS_INGEST))
 
 # Offline passage-retrieval benchmark with the BM25 baseline in the same run.
 # The first run ingests the corpora (about a minute for 2wiki); later runs reuse .docgraph/eval.

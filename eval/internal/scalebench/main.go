@@ -65,6 +65,12 @@ type options struct {
 	// the last round's ingests are the measured stores', with the smaller
 	// scale's queries (a few minutes) between them.
 	rounds int
+	// vsIngest, when set, holds a baseline ingest binary: each round of
+	// each scale in vsScales also ingests that scale with it, right after
+	// bin's ingest, so that a machine whose speed drifts from hour to hour
+	// still gives a ratio of the two taken under the same load.
+	vsIngest string
+	vsScales []int
 }
 
 func main() {
@@ -88,11 +94,22 @@ func main() {
 	flag.StringVar(&o.storeURL, "store-url", "", "measure this store server instead of SQLite, e.g. neo4j://127.0.0.1:7687 (emptied of docgraph nodes before each scale; credentials from NEO4J_USER/NEO4J_PASSWORD)")
 	flag.StringVar(&o.storeDir, "store-dir", "", "with -store-url: the server's local data folder, measured for the store size columns")
 	flag.IntVar(&o.rounds, "rounds", 1, "ingests of each scale, alternating between the scales; the ingest columns are their medians")
+	flag.StringVar(&o.vsIngest, "vs-ingest", "", "folder holding a baseline ingest binary: the -vs-ingest-scales are also ingested with it in every round, each run right after -bin's")
+	var vsScales string
+	flag.StringVar(&vsScales, "vs-ingest-scales", "1", "with -vs-ingest: the scales ingested with the baseline too")
 	flag.Parse()
 	if o.rounds < 1 {
 		fatal(fmt.Errorf("-rounds: want 1 or more, got %d", o.rounds))
 	}
 	var err error
+	if o.vsIngest != "" {
+		if o.vsScales, err = ints(vsScales); err != nil {
+			fatal(fmt.Errorf("-vs-ingest-scales: %w", err))
+		}
+		if _, err := os.Stat(filepath.Join(o.vsIngest, "ingest")); err != nil {
+			fatal(fmt.Errorf("-vs-ingest: %w", err))
+		}
+	}
 	if o.scales, err = ints(scales); err != nil {
 		fatal(fmt.Errorf("-scales: %w", err))
 	}
@@ -113,14 +130,29 @@ func main() {
 	}
 	// The rounds before the last only ingest; measure's ingest is the last.
 	early := map[int][]ingestRun{}
-	for round := 1; round < o.rounds; round++ {
+	vs := map[int][]ingestRun{}
+	for round := 1; round <= o.rounds; round++ {
 		for _, k := range o.scales {
-			run, err := ingestRound(context.Background(), o, k)
-			if err != nil {
-				fatal(fmt.Errorf("x%d, round %d: %w", k, round, err))
+			if round < o.rounds {
+				run, err := ingestRound(context.Background(), o, o.bin, k)
+				if err != nil {
+					fatal(fmt.Errorf("x%d, round %d: %w", k, round, err))
+				}
+				fmt.Fprintf(os.Stderr, "x%d, round %d: ingest %.1fs (CPU %.1fs)\n", k, round, run.wall.Seconds(), run.cpu.Seconds())
+				early[k] = append(early[k], run)
+			} else if o.vsIngest != "" && slices.Contains(o.vsScales, k) {
+				// The last round's own ingest is measure's, after the
+				// smaller scales' queries: the baseline's goes first there.
+				fmt.Fprintf(os.Stderr, "x%d, round %d: the baseline's ingest\n", k, round)
 			}
-			fmt.Fprintf(os.Stderr, "x%d, round %d: ingest %.1fs (CPU %.1fs)\n", k, round, run.wall.Seconds(), run.cpu.Seconds())
-			early[k] = append(early[k], run)
+			if o.vsIngest != "" && slices.Contains(o.vsScales, k) {
+				run, err := ingestRound(context.Background(), o, o.vsIngest, k)
+				if err != nil {
+					fatal(fmt.Errorf("x%d, round %d, %s: %w", k, round, o.vsIngest, err))
+				}
+				fmt.Fprintf(os.Stderr, "x%d, round %d: %s ingest %.1fs (CPU %.1fs)\n", k, round, o.vsIngest, run.wall.Seconds(), run.cpu.Seconds())
+				vs[k] = append(vs[k], run)
+			}
 		}
 	}
 	var rows []row
@@ -129,6 +161,7 @@ func main() {
 		if err != nil {
 			fatal(fmt.Errorf("x%d: %w", k, err))
 		}
+		r.vsRounds = vs[k]
 		rows = append(rows, r)
 		fmt.Fprintln(os.Stderr, r.line())
 	}
@@ -170,6 +203,7 @@ type row struct {
 	ingest              time.Duration // the rounds' median
 	ingestCPU           time.Duration // the rounds' median
 	rounds              []ingestRun   // in the order run
+	vsRounds            []ingestRun   // the baseline ingests (-vs-ingest), each paired with the run of rounds at its index
 	written             int64         // of the last round, as are peakRSS and the store
 	peakRSS             int64
 	storeBytes          int64
@@ -223,17 +257,17 @@ type ingestRun struct {
 // ingestRound ingests scale k's corpus, already built, into an empty store,
 // and removes the store after (a server's graph stays until the next
 // wipe).
-func ingestRound(ctx context.Context, o options, k int) (ingestRun, error) {
+func ingestRound(ctx context.Context, o options, bin string, k int) (ingestRun, error) {
 	storeURL, storeDir := storeFor(o, k)
 	if o.storeURL == "" {
 		defer os.RemoveAll(storeDir)
 	}
-	return ingest(ctx, o, k, storeURL, storeDir)
+	return ingest(ctx, o, bin, k, storeURL, storeDir)
 }
 
 // ingest empties the store and ingests scale k's corpus into it through
-// the CLI, as a user would.
-func ingest(ctx context.Context, o options, k int, storeURL, storeDir string) (ingestRun, error) {
+// bin's CLI, as a user would.
+func ingest(ctx context.Context, o options, bin string, k int, storeURL, storeDir string) (ingestRun, error) {
 	var run ingestRun
 	if o.storeURL != "" {
 		if err := wipeNeo4j(ctx, storeURL); err != nil {
@@ -243,7 +277,7 @@ func ingest(ctx context.Context, o options, k int, storeURL, storeDir string) (i
 		return run, err
 	}
 	args := append([]string{"--store", storeURL, "--config", "", "--json"}, o.ingestArgs...)
-	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "ingest"), append(args, filepath.Join(corpusDir(o, k), "docs"))...)
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "ingest"), append(args, filepath.Join(corpusDir(o, k), "docs"))...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	start := time.Now()
@@ -304,7 +338,7 @@ func measure(ctx context.Context, o options, k int, earlier []ingestRun) (row, e
 		}()
 	}
 	fmt.Fprintf(os.Stderr, "x%d: ingesting %d files\n", k, r.files)
-	run, err := ingest(ctx, o, k, storeURL, storeDir)
+	run, err := ingest(ctx, o, o.bin, k, storeURL, storeDir)
 	if err != nil {
 		return r, err
 	}
@@ -663,6 +697,11 @@ func report(w io.Writer, o options, rows []row) {
 		}
 	}
 	for _, r := range rows {
+		if len(r.vsRounds) > 0 {
+			vsLine(w, o, r)
+		}
+	}
+	for _, r := range rows {
 		for _, s := range r.served {
 			if s.errors > 0 {
 				fmt.Fprintf(w, "x%d: %d of %d requests at %d clients failed\n", r.k, s.errors, s.n, s.clients)
@@ -692,6 +731,25 @@ func roundsLine(w io.Writer, a, b row) {
 	fmt.Fprintf(w, " x%d/x%d per round %s (median %.2f), CPU %s (median %.2f); of the medians: %.2fx, CPU %.2fx\n",
 		b.k, a.k, strings.Join(wall, ", "), eval.Median(wallR), strings.Join(cpu, ", "), eval.Median(cpuR),
 		ratio(b.ingest, a.ingest), ratio(b.ingestCPU, a.ingestCPU))
+}
+
+// vsLine prints scale r's ingests with the baseline binary, and -bin's
+// multiple of them round by round (each pair ran back to back) and as the
+// medians'.
+func vsLine(w io.Writer, o options, r row) {
+	var walls, each []string
+	var vsWall, each64 []float64
+	for i, run := range r.vsRounds {
+		walls = append(walls, fmt.Sprintf("%.1f", run.wall.Seconds()))
+		vsWall = append(vsWall, float64(run.wall))
+		if i < len(r.rounds) {
+			q := ratio(r.rounds[i].wall, run.wall)
+			each, each64 = append(each, fmt.Sprintf("%.3f", q)), append(each64, q)
+		}
+	}
+	med := time.Duration(eval.Median(vsWall))
+	fmt.Fprintf(w, "x%d ingest of %s: %s s (median %.1f s); %s's multiple of it per round %s (median %.3f); of the medians: %.3fx\n",
+		r.k, o.vsIngest, strings.Join(walls, ", "), med.Seconds(), o.bin, strings.Join(each, ", "), eval.Median(each64), ratio(r.ingest, med))
 }
 
 func servedHeader(clients []int) string {

@@ -30,3 +30,22 @@ func TestRoundsLine(t *testing.T) {
 		}
 	}
 }
+
+// Each baseline ingest is paired with -bin's ingest of the same round.
+func TestVsLine(t *testing.T) {
+	s := time.Second
+	r := row{k: 1, ingest: 12 * s, rounds: []ingestRun{{wall: 10 * s}, {wall: 14 * s}, {wall: 12 * s}}}
+	r.vsRounds = []ingestRun{{wall: 40 * s}, {wall: 35 * s}, {wall: 48 * s}}
+	var buf bytes.Buffer
+	vsLine(&buf, options{bin: "new", vsIngest: "old"}, r)
+	got := buf.String()
+	for _, want := range []string{
+		"x1 ingest of old: 40.0, 35.0, 48.0 s (median 40.0 s)",
+		"new's multiple of it per round 0.250, 0.400, 0.250 (median 0.250)",
+		"of the medians: 0.300x",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("baseline line lacks %q:\n%s", want, got)
+		}
+	}
+}
