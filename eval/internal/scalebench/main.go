@@ -66,9 +66,10 @@ type options struct {
 	// scale's queries (a few minutes) between them.
 	rounds int
 	// vsIngest, when set, holds a baseline ingest binary: each round of
-	// each scale in vsScales also ingests that scale with it, right after
-	// bin's ingest, so that a machine whose speed drifts from hour to hour
-	// still gives a ratio of the two taken under the same load.
+	// each scale in vsScales also ingests that scale with it, next to
+	// bin's ingest (after it; in the last round, whose ingest is measure's,
+	// just before it), so that a machine whose speed drifts from hour to
+	// hour still gives a ratio of the two taken under the same load.
 	vsIngest string
 	vsScales []int
 }
@@ -94,7 +95,7 @@ func main() {
 	flag.StringVar(&o.storeURL, "store-url", "", "measure this store server instead of SQLite, e.g. neo4j://127.0.0.1:7687 (emptied of docgraph nodes before each scale; credentials from NEO4J_USER/NEO4J_PASSWORD)")
 	flag.StringVar(&o.storeDir, "store-dir", "", "with -store-url: the server's local data folder, measured for the store size columns")
 	flag.IntVar(&o.rounds, "rounds", 1, "ingests of each scale, alternating between the scales; the ingest columns are their medians")
-	flag.StringVar(&o.vsIngest, "vs-ingest", "", "folder holding a baseline ingest binary: the -vs-ingest-scales are also ingested with it in every round, each run right after -bin's")
+	flag.StringVar(&o.vsIngest, "vs-ingest", "", "folder holding a baseline ingest binary: the -vs-ingest-scales are also ingested with it in every round, each run next to -bin's of the same round")
 	var vsScales string
 	flag.StringVar(&vsScales, "vs-ingest-scales", "1", "with -vs-ingest: the scales ingested with the baseline too")
 	flag.Parse()
@@ -140,11 +141,9 @@ func main() {
 				}
 				fmt.Fprintf(os.Stderr, "x%d, round %d: ingest %.1fs (CPU %.1fs)\n", k, round, run.wall.Seconds(), run.cpu.Seconds())
 				early[k] = append(early[k], run)
-			} else if o.vsIngest != "" && slices.Contains(o.vsScales, k) {
-				// The last round's own ingest is measure's, after the
-				// smaller scales' queries: the baseline's goes first there.
-				fmt.Fprintf(os.Stderr, "x%d, round %d: the baseline's ingest\n", k, round)
 			}
+			// In the last round the baseline's ingest comes first: -bin's is
+			// measure's, below.
 			if o.vsIngest != "" && slices.Contains(o.vsScales, k) {
 				run, err := ingestRound(context.Background(), o, o.vsIngest, k)
 				if err != nil {
@@ -734,8 +733,8 @@ func roundsLine(w io.Writer, a, b row) {
 }
 
 // vsLine prints scale r's ingests with the baseline binary, and -bin's
-// multiple of them round by round (each pair ran back to back) and as the
-// medians'.
+// multiple of them round by round (each pair ran next to each other) and
+// as the medians'.
 func vsLine(w io.Writer, o options, r row) {
 	var walls, each []string
 	var vsWall, each64 []float64
