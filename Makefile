@@ -52,7 +52,7 @@ bench:
 # served, with the BM25 baseline of the same run (ingests ROUNDS times,
 # the scales alternating, and reports the medians); the table goes to
 # bench/scale.txt. Needs python3 and ../shared. VS_INGEST=DIR also
-# ingests x1 with DIR/ingest (a baseline build) in every round, right after
+# ingests x1 with DIR/ingest (a baseline build) in every round, next to
 # ours, and reports our multiple of its time.
 SCALES ?= 1,4
 ROUNDS ?= 3

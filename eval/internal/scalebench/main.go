@@ -712,43 +712,46 @@ func report(w io.Writer, o options, rows []row) {
 // roundsLine prints each scale's ingest rounds and b's multiple of a's,
 // round by round (the two ran under the same load) and as the medians'.
 func roundsLine(w io.Writer, a, b row) {
-	fmt.Fprintf(w, "ingest rounds, the scales alternating:")
-	for _, r := range []row{a, b} {
-		var walls []string
-		for _, run := range r.rounds {
-			walls = append(walls, fmt.Sprintf("%.1f", run.wall.Seconds()))
-		}
-		fmt.Fprintf(w, " x%d %s s;", r.k, strings.Join(walls, ", "))
-	}
-	var wall, cpu []string
-	var wallR, cpuR []float64
-	for i := range min(len(a.rounds), len(b.rounds)) {
-		wr, cr := ratio(b.rounds[i].wall, a.rounds[i].wall), ratio(b.rounds[i].cpu, a.rounds[i].cpu)
-		wall, cpu = append(wall, fmt.Sprintf("%.2f", wr)), append(cpu, fmt.Sprintf("%.2f", cr))
-		wallR, cpuR = append(wallR, wr), append(cpuR, cr)
-	}
+	fmt.Fprintf(w, "ingest rounds, the scales alternating: x%d %s s; x%d %s s;", a.k, seconds(a.rounds), b.k, seconds(b.rounds))
+	wall, wallMed := perRound(b.rounds, a.rounds, "%.2f", func(r ingestRun) time.Duration { return r.wall })
+	cpu, cpuMed := perRound(b.rounds, a.rounds, "%.2f", func(r ingestRun) time.Duration { return r.cpu })
 	fmt.Fprintf(w, " x%d/x%d per round %s (median %.2f), CPU %s (median %.2f); of the medians: %.2fx, CPU %.2fx\n",
-		b.k, a.k, strings.Join(wall, ", "), eval.Median(wallR), strings.Join(cpu, ", "), eval.Median(cpuR),
-		ratio(b.ingest, a.ingest), ratio(b.ingestCPU, a.ingestCPU))
+		b.k, a.k, wall, wallMed, cpu, cpuMed, ratio(b.ingest, a.ingest), ratio(b.ingestCPU, a.ingestCPU))
 }
 
 // vsLine prints scale r's ingests with the baseline binary, and -bin's
 // multiple of them round by round (each pair ran next to each other) and
 // as the medians'.
 func vsLine(w io.Writer, o options, r row) {
-	var walls, each []string
-	var vsWall, each64 []float64
-	for i, run := range r.vsRounds {
-		walls = append(walls, fmt.Sprintf("%.1f", run.wall.Seconds()))
+	var vsWall []float64
+	for _, run := range r.vsRounds {
 		vsWall = append(vsWall, float64(run.wall))
-		if i < len(r.rounds) {
-			q := ratio(r.rounds[i].wall, run.wall)
-			each, each64 = append(each, fmt.Sprintf("%.3f", q)), append(each64, q)
-		}
 	}
 	med := time.Duration(eval.Median(vsWall))
+	each, eachMed := perRound(r.rounds, r.vsRounds, "%.3f", func(r ingestRun) time.Duration { return r.wall })
 	fmt.Fprintf(w, "x%d ingest of %s: %s s (median %.1f s); %s's multiple of it per round %s (median %.3f); of the medians: %.3fx\n",
-		r.k, o.vsIngest, strings.Join(walls, ", "), med.Seconds(), o.bin, strings.Join(each, ", "), eval.Median(each64), ratio(r.ingest, med))
+		r.k, o.vsIngest, seconds(r.vsRounds), med.Seconds(), o.bin, each, eachMed, ratio(r.ingest, med))
+}
+
+// seconds lists the runs' wall times in seconds.
+func seconds(runs []ingestRun) string {
+	var out []string
+	for _, run := range runs {
+		out = append(out, fmt.Sprintf("%.1f", run.wall.Seconds()))
+	}
+	return strings.Join(out, ", ")
+}
+
+// perRound lists num's multiple of den round by round, in the given
+// format, over the rounds both have, with the median of those ratios.
+func perRound(num, den []ingestRun, format string, of func(ingestRun) time.Duration) (string, float64) {
+	var out []string
+	var rs []float64
+	for i := range min(len(num), len(den)) {
+		q := ratio(of(num[i]), of(den[i]))
+		out, rs = append(out, fmt.Sprintf(format, q)), append(rs, q)
+	}
+	return strings.Join(out, ", "), eval.Median(rs)
 }
 
 func servedHeader(clients []int) string {
