@@ -787,9 +787,9 @@ const (
 	// once nothing is left to extract, the other core only links the
 	// index drafts of the groups committed before (nodes are drafted
 	// only once committed), and with the fast growth alone the last
-	// group of an x4 ingest, 40% of it and 13 s of writing, left that
-	// core idle. With the bound, x4 ingests in about 0.92x the time and
-	// 0.8x the peak memory, in three more transactions (written/store
+	// group of an x4 ingest, 44% of it and 13 s of writing, left that
+	// core idle. With the bound, x4 ingests in 0.93x the time and 0.79x
+	// the peak memory, in three more transactions (written/store
 	// 2.5 rather than 2.1); x1's groups stay below it.
 	slowGrowthRows = 150_000
 )
