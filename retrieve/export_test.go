@@ -112,3 +112,23 @@ func SnapshotReady(ctx context.Context, r *Retriever) error {
 		}
 	}
 }
+
+// BuildSnapshotsAlways makes r build passage snapshots even while its
+// store's passage graph file is current, as for a store without one.
+func BuildSnapshotsAlways(r *Retriever) {
+	if r.neighbors.snap != nil {
+		r.neighbors.snap.file = nil
+	}
+}
+
+// SnapshotState says whether r holds a passage snapshot and whether one is
+// being built.
+func SnapshotState(r *Retriever) (held, building bool) {
+	s := r.neighbors.snap
+	if s == nil {
+		return false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current != nil, s.building
+}

@@ -14,7 +14,9 @@ import (
 // background, and walk PageRank over it instead of asking the store a
 // statement per round: at x4 those statements were half a served query's
 // CPU. Queries answer from the store, as without it, until the snapshot of
-// the version they saw is ready, so start-up waits for nothing. It needs a
+// the version they saw is ready, so start-up waits for nothing. A store
+// that answers from a current passage graph file (passageFiler) is read
+// in place instead, and snapshotted only while its file lags. It needs a
 // store that hands over its graph (store.GraphScanner) and lists its
 // documents; for a store on a server (Neo4j) leave it off, so that no
 // process streams the whole graph.
@@ -42,12 +44,29 @@ type snapshotSource interface {
 	Documents(ctx context.Context) ([]store.Document, error)
 }
 
+// passageFiler is a store that answers its passage graph from a mapped
+// file when the file is of the current graph version (the SQLite store's
+// graph.db.pgraph). A snapshot would copy that file into the heap: at x16
+// the server held 280 MB more for it (RSS 1.48 against 1.19 GB) and
+// answered no faster (c=1 p50 37-42 against 29-31 ms), so while the file is
+// current no snapshot is built and the walks read the file through the
+// neighbour cache; while it lags behind (writes under way) the snapshot
+// serves as before.
+type passageFiler interface {
+	PassageFileCurrent(ctx context.Context) bool
+}
+
+// fileRecheck is how long a snapshotter that found the store's passage
+// file current waits before looking again.
+const fileRecheck = time.Second
+
 // snapshotter builds snapshots for a neighborCache: one at a time, in the
 // background, and not more often than ten times the last build's length,
 // so a server beside a busy `ingest --watch` spends at most a tenth of a
 // core on them.
 type snapshotter struct {
 	src      snapshotSource
+	file     passageFiler // nil: snapshots are always built
 	mu       sync.Mutex
 	building bool
 	next     time.Time // no build starts before
@@ -78,6 +97,12 @@ func (c *neighborCache) buildSnapshot(version string) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	if s.file != nil && s.file.PassageFileCurrent(ctx) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.building, s.current, s.next = false, nil, time.Now().Add(fileRecheck)
+		return
+	}
 	snap, err := readSnapshot(ctx, s.src, c.maxChunks, version)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,6 +232,7 @@ func (r *Retriever) newNeighborCache(maxChunks int) *neighborCache {
 	}
 	if src, ok := r.store.(snapshotSource); ok {
 		c.snap = &snapshotter{src: src}
+		c.snap.file, _ = r.store.(passageFiler)
 	}
 	return c
 }

@@ -42,16 +42,11 @@ func TestPassageSnapshotAnswersAsStore(t *testing.T) {
 	defer cancel()
 	plain := retrieve.New(sq, embedstore.NewHash())
 	snap := retrieve.New(sq, embedstore.NewHash(), retrieve.WithPassageSnapshot())
+	retrieve.BuildSnapshotsAlways(snap)
 	if err := retrieve.SnapshotReady(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
-	ranked := func(r *retrieve.Retriever, q string) string {
-		res, err := r.Retrieve(ctx, q, retrieve.ModeMix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return describe(byDoc, docsOf(res.Passages, func(p retrieve.Passage) string { return p.DocID }))
-	}
+	ranked := mixRanking(ctx, t, byDoc)
 	for _, q := range []string{filmQuestion, "Who starred in Won In The Clouds?", "Melbourne"} {
 		if a, b := ranked(snap, q), ranked(plain, q); a != b {
 			t.Errorf("%q: with the snapshot %s, from the store %s", q, a, b)
@@ -67,5 +62,56 @@ func TestPassageSnapshotAnswersAsStore(t *testing.T) {
 	}
 	if err := retrieve.SnapshotReady(ctx, snap); err != nil {
 		t.Fatalf("no snapshot of the new version: %v", err)
+	}
+}
+
+// mixRanking returns a function that retrieves q with r in mix mode and
+// describes the passages' ranking.
+func mixRanking(ctx context.Context, t *testing.T, byDoc map[string]string) func(r *retrieve.Retriever, q string) string {
+	return func(r *retrieve.Retriever, q string) string {
+		t.Helper()
+		res, err := r.Retrieve(ctx, q, retrieve.ModeMix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return describe(byDoc, docsOf(res.Passages, func(p retrieve.Passage) string { return p.DocID }))
+	}
+}
+
+// TestPassageSnapshotLeftToCurrentFile: while the store answers its
+// passage graph from a current file, a snapshotting retriever builds no
+// copy of it, and ranks as one reading the store.
+func TestPassageSnapshotLeftToCurrentFile(t *testing.T) {
+	sq, byDoc := ingest(t, film)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for !sq.PassageFileCurrent(ctx) {
+		select {
+		case <-ctx.Done():
+			t.Skip("the store wrote no passage graph file (unsupported here)")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	plain := retrieve.New(sq, embedstore.NewHash())
+	snap := retrieve.New(sq, embedstore.NewHash(), retrieve.WithPassageSnapshot())
+	ranked := mixRanking(ctx, t, byDoc)
+	for _, q := range []string{filmQuestion, "Who starred in Won In The Clouds?", "Melbourne"} {
+		if a, b := ranked(snap, q), ranked(plain, q); a != b {
+			t.Errorf("%q: with snapshots asked for %s, from the store %s", q, a, b)
+		}
+	}
+	for {
+		held, building := retrieve.SnapshotState(snap)
+		if !building {
+			if held {
+				t.Error("a snapshot was built while the passage graph file was current")
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the snapshotter never finished looking")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }

@@ -99,9 +99,10 @@ func NewEngine(st store.Store, emb embedstore.Embedder, model llms.Model, storeU
 		bySpec: map[string]*retrieve.Retriever{}, done: func() {}}
 	opts := []retrieve.Option{retrieve.WithConfig(cfg.Retrieval), retrieve.WithModel(model), retrieve.WithBackgroundReload()}
 	if pipeline.EmbeddedStore(storeURL) {
-		// The passage graph in memory, per version: the server's walks then
-		// ask the file nothing. A Neo4j store is walked on the server, so
-		// that no process streams its whole graph.
+		// The passage graph in memory, per version, while the store's
+		// passage graph file lags behind the writes (a current file is
+		// walked in place). A Neo4j store is walked on the server, so that
+		// no process streams its whole graph.
 		opts = append(opts, retrieve.WithPassageSnapshot())
 	}
 	e.root = retrieve.New(st, emb, opts...)

@@ -165,6 +165,19 @@ func (s *Store) passageReader(ctx context.Context) (r *pgraph.Reader, release fu
 	return f.Reader(), s.pg.release, !notDone
 }
 
+// PassageFileCurrent reports whether the passage graph calls are answered
+// from the file now: there is one, of the store's current graph version,
+// and it reads sound. A server can then leave the graph in the file rather
+// than copy it into its heap (retrieve.WithPassageSnapshot).
+func (s *Store) PassageFileCurrent(ctx context.Context) bool {
+	r, release, _ := s.passageReader(ctx)
+	if r == nil {
+		return false
+	}
+	release()
+	return true
+}
+
 // fileHubCount is what the statements say of a hub in n chunks: its count
 // when every document is done, else one past maxChunks (counting stops).
 func fileHubCount(n, maxChunks int, allDone bool) int {

@@ -152,6 +152,12 @@ func TestPassageFileAnswersAsStatements(t *testing.T) {
 		t.Fatal("the current file did not answer")
 	}
 	ctx := context.Background()
+	if !file.PassageFileCurrent(ctx) {
+		t.Error("PassageFileCurrent: false for the file that answered")
+	}
+	if stmts.PassageFileCurrent(ctx) {
+		t.Error("PassageFileCurrent: true for a reader without the file")
+	}
 	opts, _ := offlineOptions()
 	w, err := sqlite.Open(ctx, db, opts)
 	if err != nil {
@@ -198,8 +204,12 @@ func TestPassageFileFollowsWrites(t *testing.T) {
 	// finds only the old one.
 	putFile(t, db+".pgraph", old)
 	compareAnswers(t, file, stmts, "with an older file put back")
-	if sameAnswers(t, openRead(t, db, true), stmts, "with an older file") {
+	fresh := openRead(t, db, true)
+	if sameAnswers(t, fresh, stmts, "with an older file") {
 		t.Error("a file of an older version answered")
+	}
+	if fresh.PassageFileCurrent(context.Background()) {
+		t.Error("PassageFileCurrent: true for a file of an older version")
 	}
 
 	// A delete: the next writer rebuilds the stale file and then the

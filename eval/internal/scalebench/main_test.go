@@ -31,6 +31,19 @@ func TestRoundsLine(t *testing.T) {
 	}
 }
 
+// The fastest rounds' ratio takes each scale's fastest round, whichever
+// round it was.
+func TestRoundsLineFastest(t *testing.T) {
+	s := time.Second
+	x1 := row{k: 1, rounds: []ingestRun{{wall: 15 * s, cpu: 26 * s}, {wall: 12 * s, cpu: 25 * s}}}
+	x4 := row{k: 4, rounds: []ingestRun{{wall: 54 * s, cpu: 100 * s}, {wall: 66 * s, cpu: 120 * s}}}
+	var buf bytes.Buffer
+	roundsLine(&buf, x1, x4)
+	if want := "of the fastest: 4.50x, CPU 4.00x"; !strings.Contains(buf.String(), want) {
+		t.Errorf("rounds line lacks %q:\n%s", want, buf.String())
+	}
+}
+
 // Each baseline ingest is paired with -bin's ingest of the same round.
 func TestVsLine(t *testing.T) {
 	s := time.Second
