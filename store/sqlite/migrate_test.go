@@ -17,6 +17,7 @@ import (
 	"github.com/docgraph/docgraph/graphbuild"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/ann"
 	"github.com/docgraph/docgraph/store/sqlite"
 
 	_ "modernc.org/sqlite"
@@ -233,4 +234,49 @@ func chunkIDs(hs []store.ChunkHit) string {
 		out = append(out, h.ID)
 	}
 	return strings.Join(out, ",")
+}
+
+// TestUpgradedStoreSkipsEmptyIndexFile: the upgrade copies vectors that
+// the new vector log does not list, so an index file that lacks them (an
+// empty one, as a build creates it first) is passed over for an exact
+// scan, and searches still find every vector. A search that trusted the
+// log found nothing while the file was being built.
+func TestUpgradedStoreSkipsEmptyIndexFile(t *testing.T) {
+	ctx := context.Background()
+	old := unpackSchema2(t, t.TempDir())
+	opts, emb := offlineOptions()
+	up, err := sqlite.Open(ctx, old, opts)
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	if err := up.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"chunks", "entities", "relations"} {
+		path := old + ".ann-" + kind
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		w, err := ann.OpenWriter(ctx, path, ann.Options{Dim: emb.Dimension()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ro := opts
+	ro.ReadOnly = true
+	r, err := sqlite.Open(ctx, old, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	q, _ := emb.EmbedQuery(ctx, "Which language did Ken Thompson design at Google?")
+	if rel, err := r.SearchRelations(ctx, q, 5); err != nil || len(rel) != 5 {
+		t.Errorf("SearchRelations beside an empty index file: %v, %v", rel, err)
+	}
+	if ch, err := r.SearchChunks(ctx, q, 3); err != nil || len(ch) != 3 {
+		t.Errorf("SearchChunks beside an empty index file: %v, %v", ch, err)
+	}
 }

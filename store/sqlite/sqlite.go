@@ -570,6 +570,15 @@ func (s *Store) init(ctx context.Context) (migrated bool, err error) {
 			return false, fmt.Errorf("sqlite store %s: upgrade from schema version %d: %w", s.path, v, err)
 		}
 		migrated = true
+		// The copy is a write of its own, and the vector log, made anew,
+		// lists none of the vectors it copied: the log's floor goes to
+		// the new generation, so that an index file of an older one (or
+		// an empty file still being built) is passed over for an exact
+		// scan rather than searched with the log standing in for
+		// vectors it does not name.
+		g, _ := strconv.ParseInt(meta["generation"], 10, 64)
+		set["generation"] = strconv.FormatInt(g+1, 10)
+		set["vector_log_floor"] = set["generation"]
 	} else if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return false, fmt.Errorf("sqlite store %s: create schema: %w", s.path, err)
 	}
