@@ -725,7 +725,7 @@ func roundsLine(w io.Writer, a, b row) {
 		ratio(fastest(b.rounds, wallOf), fastest(a.rounds, wallOf)), ratio(fastest(b.rounds, cpuOf), fastest(a.rounds, cpuOf)))
 }
 
-// fastest is the least of of over runs (0 for none).
+// fastest is the least duration of returns for the runs (0 for none).
 func fastest(runs []ingestRun, of func(ingestRun) time.Duration) time.Duration {
 	var least time.Duration
 	for i, r := range runs {
