@@ -396,7 +396,10 @@ func TestCrashResume(t *testing.T) {
 }
 
 // TestSignals checks the three ways a signal ends a run, and watch mode's
-// stop. Each signal is sent while a large document is in flight.
+// stop. Each signal is sent while a document is in flight: claimed, and
+// held there by the heldclaim store until the signal takes effect. More
+// files follow it than the pipeline claims together (claimBatch, 256), so
+// some are never claimed and a stop must leave them.
 func TestSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns and signals ingest processes")
@@ -404,24 +407,27 @@ func TestSignals(t *testing.T) {
 	work := t.TempDir()
 	docs := filepath.Join(work, "docs")
 	corpus(t, docs, 24, 2)
-	first := filepath.Join(docs, "part0", "note00.md")
-	big := filepath.Join(docs, "part0", "note00big.md") // sorts right after first
-	r := rand.New(rand.NewPCG(3, 3))
-	var text strings.Builder
-	for i := range 100 {
-		tmp := filepath.Join(work, "para.md")
-		writeNote(t, tmp, r, i)
-		data, _ := os.ReadFile(tmp)
-		text.Write(data)
-	}
-	if err := os.WriteFile(big, []byte(text.String()), 0o644); err != nil {
+	held := filepath.Join(docs, "part0", "note00held.md")
+	writeNote(t, held, rand.New(rand.NewPCG(3, 3)), 100)
+	memos := filepath.Join(docs, "part3")
+	if err := os.MkdirAll(memos, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(work, "para.md"))
+	for i := range 300 {
+		line := fmt.Sprintf("Memo %d: Grace Hopper wrote to Alan Turing in %d.\n", i, 1900+i)
+		if err := os.WriteFile(filepath.Join(memos, fmt.Sprintf("memo%03d.md", i)), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(heldPathEnv, held)
 	clean := dump(t, ingestClean(t, docs))
 	run := func(t *testing.T, db string, extra ...string) *child {
 		args := append(storeArgs(db), "--concurrency", "1")
 		return startChild(t, work, append(append(args, extra...), docs)...)
+	}
+	// runHeld is run with the held document's claim waiting.
+	runHeld := func(t *testing.T, db string, extra ...string) *child {
+		return run(t, db, append([]string{"--store", "heldclaim://" + db}, extra...)...)
 	}
 	rerunEqualsClean := func(t *testing.T, db string) {
 		again := run(t, db)
@@ -430,32 +436,22 @@ func TestSignals(t *testing.T) {
 		}
 		sameGraph(t, dump(t, db), clean)
 	}
-	// inFlight waits until the big document is being processed. It reads the
-	// SQLite file directly on a read-only connection: opening the store
-	// itself would queue behind the child's write transaction and only get
-	// in after the document is done.
+	// inFlight waits until the held document's claim waits, and checks
+	// that its row is claimed. It reads the SQLite file directly on a
+	// read-only connection, as the store itself would open a writer.
 	inFlight := func(t *testing.T, c *child, db string) {
-		c.stderr.waitLine(t, "added "+first)
+		c.stderr.waitLine(t, heldLine+held)
 		conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(10000)")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		deadline := time.Now().Add(time.Minute)
-		for {
-			var status string
-			err := conn.QueryRow(`SELECT status FROM documents WHERE path = ? ORDER BY status = 'done' DESC LIMIT 1`, big).Scan(&status)
-			switch {
-			case err == nil && status == string(store.StatusProcessing):
-				return
-			case err == nil:
-				t.Fatalf("the large document was %s before it could be interrupted", status)
-			case !errors.Is(err, sql.ErrNoRows):
-				t.Fatal(err)
-			case time.Now().After(deadline):
-				t.Fatalf("the large document never started:\n%s", c.stderr.String())
-			}
-			time.Sleep(2 * time.Millisecond)
+		var status string
+		if err := conn.QueryRow(`SELECT status FROM documents WHERE path = ?`, held).Scan(&status); err != nil {
+			t.Fatalf("the held document's row: %v", err)
+		}
+		if status != string(store.StatusProcessing) {
+			t.Fatalf("the held document is %s while its claim waits, want %s", status, store.StatusProcessing)
 		}
 	}
 	stored := func(t *testing.T, db, path string) bool {
@@ -469,14 +465,15 @@ func TestSignals(t *testing.T) {
 	}
 
 	t.Run("one signal finishes in-flight documents", func(t *testing.T) {
+		t.Setenv(heldUntilEnv, "stop") // the claim returns once the run stops taking files
 		db := filepath.Join(t.TempDir(), "g.db")
-		c := run(t, db)
+		c := runHeld(t, db)
 		inFlight(t, c, db)
 		c.signal(t, os.Interrupt)
 		if code := c.wait(t); code != 130 {
 			t.Fatalf("a batch run stopped by Ctrl-C should exit 130 (the shell's convention), got %d:\n%s", code, c.stderr.String())
 		}
-		if !stored(t, db, big) {
+		if !stored(t, db, held) {
 			t.Fatalf("the document in flight at the signal should have been finished:\n%s", c.stderr.String())
 		}
 		if !strings.Contains(c.stdout.String(), "files not started") {
@@ -490,7 +487,7 @@ func TestSignals(t *testing.T) {
 
 	t.Run("shutdown timeout rolls back", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "g.db")
-		c := run(t, db, "--shutdown-timeout", "1ms")
+		c := runHeld(t, db, "--shutdown-timeout", "1ms")
 		inFlight(t, c, db)
 		c.signal(t, syscall.SIGTERM)
 		if code := c.wait(t); code != 128+int(syscall.SIGTERM) {
@@ -499,7 +496,7 @@ func TestSignals(t *testing.T) {
 		if !strings.Contains(c.stderr.String(), "rolled back") {
 			t.Fatalf("the timeout should be reported:\n%s", c.stderr.String())
 		}
-		if stored(t, db, big) {
+		if stored(t, db, held) {
 			t.Fatal("the document in flight should have been rolled back")
 		}
 		if left := unfinishedRows(t, db); len(left) > 0 {
@@ -510,7 +507,7 @@ func TestSignals(t *testing.T) {
 
 	t.Run("second signal aborts", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "g.db")
-		c := run(t, db)
+		c := runHeld(t, db)
 		inFlight(t, c, db)
 		c.signal(t, os.Interrupt)
 		c.signal(t, syscall.SIGTERM)
@@ -522,7 +519,7 @@ func TestSignals(t *testing.T) {
 		if !strings.Contains(c.stderr.String(), "second signal") {
 			t.Fatalf("the abort should be reported:\n%s", c.stderr.String())
 		}
-		if stored(t, db, big) {
+		if stored(t, db, held) {
 			t.Fatal("the document in flight should not have been finished")
 		}
 		rerunEqualsClean(t, db)
