@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,7 +91,9 @@ func graphDump(t *testing.T, st store.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines = append(lines, fmt.Sprintf("stats %d %d %d %d %d", s.Documents, s.Chunks, s.Entities, s.Relations, s.Mentions))
+	copies := s.ByStatus[store.StatusDuplicate]
+	lines = append(lines, fmt.Sprintf("stats %d %d %d %d %d", s.Documents-copies, s.Chunks, s.Entities, s.Relations, s.Mentions),
+		fmt.Sprintf("copies %d", copies))
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }
@@ -225,7 +228,7 @@ func sameAsOneIngest(t *testing.T, dir, docs, db string, settings pipeline.Setti
 		t.Fatal(err)
 	}
 	defer shared.Close()
-	got, want := graphDump(t, shared), graphDump(t, st1)
+	got, want := withoutCopyRecords(graphDump(t, shared)), withoutCopyRecords(graphDump(t, st1))
 	for _, c := range copies[min(1, len(copies)):] {
 		got = strings.ReplaceAll(got, " "+c+" ", " "+copies[0]+" ")
 		want = strings.ReplaceAll(want, " "+c+" ", " "+copies[0]+" ")
@@ -233,6 +236,18 @@ func sameAsOneIngest(t *testing.T, dir, docs, db string, settings pipeline.Setti
 	if got != want {
 		t.Errorf("two concurrent ingests differ from one ingest:\n%s", firstDiff(got, want))
 	}
+}
+
+// withoutCopyRecords drops a graph dump's duplicate rows and their count.
+// They are bookkeeping a run may leave out: a copy is recorded only once
+// its file is old enough for its key to be trusted, and not by a run that
+// found its content claimed by another run.
+func withoutCopyRecords(dump string) string {
+	lines := strings.Split(dump, "\n")
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool {
+		f := strings.Fields(l)
+		return len(f) > 3 && f[0] == "doc" && f[3] == string(store.StatusDuplicate) || len(f) > 0 && f[0] == "copies"
+	}), "\n")
 }
 
 func firstDiff(got, want string) string {
