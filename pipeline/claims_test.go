@@ -102,7 +102,7 @@ type stalledCopies struct {
 
 func (s *stalledCopies) SetStatus(ctx context.Context, d store.Document, status store.Status, reason string) error {
 	if status == store.StatusDuplicate {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second) // a stall, not a slow machine
 		for !s.loaded() {
 			if time.Now().After(deadline) {
 				s.stalled.Store(true)

@@ -363,12 +363,20 @@ func TestLeaseRenewedWhileBuilding(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "g.db")
 	settings := pipeline.Settings{ChunkTokens: 96, ChunkOverlap: 8, Concurrency: 2}
 	p, st := newPipeline(t, db, settings)
-	p.LeaseTTL = 600 * time.Millisecond
+	// Renewed every second, the lease has two seconds of slack for a
+	// loaded machine.
+	p.LeaseTTL = 3 * time.Second
 	g := gate(p)
 	res := make(chan pipeline.FileResult, 1)
 	go func() { res <- p.IngestFile(ctx, path) }()
 	<-g.entered
-	time.Sleep(3 * p.LeaseTTL) // well past the lease without renewal
+	first := docAt(t, st, path).LeaseUntil
+	for !time.Now().After(first.Add(100 * time.Millisecond)) {
+		time.Sleep(50 * time.Millisecond) // until past the lease the claim took
+	}
+	if d := docAt(t, st, path); !d.LeaseUntil.After(first) {
+		t.Fatalf("the lease was not renewed: %+v", d)
+	}
 
 	q, _ := newPipeline(t, db, settings) // another handle, as another process has
 	if r := q.IngestFile(ctx, path); r.Outcome != pipeline.Claimed {

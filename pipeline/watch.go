@@ -28,10 +28,13 @@ type WatchOption func(*watchConfig)
 
 type watchConfig struct {
 	debounce time.Duration
-	stop     <-chan struct{}
-	onChange func(FileResult)
-	onSynced func(*Summary)
-	onError  func(error)
+	// removalGrace is how much longer than a change a removal waits; zero
+	// means half the debounce.
+	removalGrace time.Duration
+	stop         <-chan struct{}
+	onChange     func(FileResult)
+	onSynced     func(*Summary)
+	onError      func(error)
 }
 
 // WithDebounce sets the per-file quiet period (default DefaultDebounce).
@@ -345,7 +348,11 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 		// Removals wait a little longer than changes, so that when a file is
 		// renamed within the tree its new name is ingested first and keeps the
 		// graph (by content id) instead of being extracted again.
-		w.enqueue(name, w.cfg.debounce+w.cfg.debounce/2, wasDir)
+		grace := w.cfg.removalGrace
+		if grace <= 0 {
+			grace = w.cfg.debounce / 2
+		}
+		w.enqueue(name, w.cfg.debounce+grace, wasDir)
 	default:
 		w.warn(fmt.Errorf("watch %s: %w", name, err))
 	}

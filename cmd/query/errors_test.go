@@ -131,8 +131,8 @@ func TestQueryBrokenAnswers(t *testing.T) {
 			wantJSON: []string{"unusable response", "could not be read: unexpected EOF"}},
 		{name: "hung server", reply: llmtest.Reply{Delay: time.Hour}, flags: []string{"--llm-timeout", "300ms", "--llm-retries", "0"},
 			want: []string{"timeout: no complete answer from http://127.0.0.1:", "/v1/chat/completions within 300ms"}},
-		{name: "hung server, overall deadline", reply: llmtest.Reply{Delay: time.Hour}, flags: []string{"--llm-timeout", "0", "--deadline", "1s"},
-			want: []string{"query: deadline of 1s reached while waiting for the answer from openai:test-model (after 1 attempt; raise --deadline"}},
+		{name: "hung server, overall deadline", reply: llmtest.Reply{Delay: time.Hour}, flags: []string{"--llm-timeout", "0", "--deadline", "3s"},
+			want: []string{"query: deadline of 3s reached while waiting for the answer from openai:test-model (after 1 attempt; raise --deadline"}},
 		{name: "closed port", base: closed, flags: []string{"--llm-retries", "1"},
 			want: []string{"network error: cannot reach " + closed + "/chat/completions: connection refused"}},
 	}

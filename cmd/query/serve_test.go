@@ -550,8 +550,10 @@ func slowLLM(t *testing.T, content string, delay time.Duration) {
 // and the server goes on answering.
 func TestServeTimesOut(t *testing.T) {
 	db := corpusStore(t)
-	slowLLM(t, "late", 5*time.Second)
-	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), server.HandlerConfig{Timeout: 300 * time.Millisecond})
+	// A model that never answers in time; the timeout leaves the follow-up
+	// query, which needs no model, room on a loaded machine.
+	slowLLM(t, "late", time.Hour)
+	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), server.HandlerConfig{Timeout: 2 * time.Second})
 	r := do(t, "POST", srv.URL+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
 	if e := decode[server.APIError](t, r.Body); r.Status != http.StatusGatewayTimeout || e.Code != server.CodeTimeout {
 		t.Errorf("slow answer: %d %+v", r.Status, e)
@@ -611,7 +613,23 @@ func passagesOf(t *testing.T, b []byte) []byte {
 // lets the request in flight finish, then the command returns nil.
 func TestServeShutdownFinishesRequests(t *testing.T) {
 	db := corpusStore(t)
-	slowLLM(t, "Robert Griesemer, Rob Pike and Ken Thompson [1].", 500*time.Millisecond)
+	// The model holds its answer until serve has stopped listening, so the
+	// request is in flight when the shutdown begins, however slow the machine.
+	asked, release := make(chan struct{}, 1), make(chan struct{})
+	llm := llmtest.NewServer(func(llmtest.Request) llmtest.Reply {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-release
+		return llmtest.Reply{Content: "Robert Griesemer, Rob Pike and Ken Thompson [1]."}
+	})
+	t.Cleanup(llm.Close)
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before llm.Close, which waits for its handlers
+	t.Setenv("OPENAI_BASE_URL", llm.OpenAIBaseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
 	f := testFlags(t, db, "--llm", "openai:test-model")
 	opts := &serveOptions{serverFlags: *f, Addr: "127.0.0.1:0", MaxConcurrent: 4}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -627,8 +645,24 @@ func TestServeShutdownFinishesRequests(t *testing.T) {
 	go func() {
 		answered <- do(t, "POST", base+"/v1/query", `{"question": "Who designed Go?", "mode": "naive"}`)
 	}()
-	time.Sleep(200 * time.Millisecond) // the request is waiting for the model
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request never reached the model")
+	}
 	cancel()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		r, err := http.Get(base + "/healthz")
+		if err != nil {
+			break // no longer listening: the shutdown has begun
+		}
+		r.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("serve still listening 30 s after its context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	letGo()
 	if r := <-answered; r.Status != 200 || !strings.Contains(string(r.Body), "Griesemer") {
 		t.Errorf("request in flight at shutdown: %d %s", r.Status, r.Body)
 	}

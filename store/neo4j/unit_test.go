@@ -496,7 +496,8 @@ func TestRetryClassification(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	if first, later := pause(0), pause(8); first > 500*time.Millisecond || later < time.Second || later > 3*time.Second {
+	// The upper bounds leave a loaded machine's oversleeping room.
+	if first, later := pause(0), pause(8); first > time.Second || later < time.Second || later > 10*time.Second {
 		t.Errorf("retry pauses %v then %v; want about 25-50 ms growing to 1-2 s", first, later)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

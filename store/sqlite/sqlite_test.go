@@ -299,7 +299,11 @@ func TestBusyIsRetried(t *testing.T) {
 	}
 	released := make(chan struct{})
 	go func() {
-		time.Sleep(12 * time.Second) // past busy_timeout(10000)
+		// Held until the write has waited out busy_timeout(10000) and
+		// retries, however late the write began.
+		for deadline := time.Now().Add(time.Minute); st.WriteStats().Retries == 0 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		tx.Rollback()
 		close(released)
 	}()
