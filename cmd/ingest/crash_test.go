@@ -425,7 +425,8 @@ func TestSignals(t *testing.T) {
 		args := append(storeArgs(db), "--concurrency", "1")
 		return startChild(t, work, append(append(args, extra...), docs)...)
 	}
-	// runHeld is run with the held document's claim waiting.
+	// runHeld is run with the held document's claim waiting (the later
+	// --store wins).
 	runHeld := func(t *testing.T, db string, extra ...string) *child {
 		return run(t, db, append([]string{"--store", "heldclaim://" + db}, extra...)...)
 	}
@@ -437,8 +438,9 @@ func TestSignals(t *testing.T) {
 		sameGraph(t, dump(t, db), clean)
 	}
 	// inFlight waits until the held document's claim waits, and checks
-	// that its row is claimed. It reads the SQLite file directly on a
-	// read-only connection, as the store itself would open a writer.
+	// that its row is claimed. It reads the SQLite file on a read-only
+	// connection, which leaves the child's store alone: opening the store
+	// would make this test a second writer.
 	inFlight := func(t *testing.T, c *child, db string) {
 		c.stderr.waitLine(t, heldLine+held)
 		conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(10000)")
