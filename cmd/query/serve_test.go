@@ -625,8 +625,7 @@ func TestServeShutdownFinishesRequests(t *testing.T) {
 		return llmtest.Reply{Content: "Robert Griesemer, Rob Pike and Ken Thompson [1]."}
 	})
 	t.Cleanup(llm.Close)
-	var releaseOnce sync.Once
-	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	letGo := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(letGo) // before llm.Close, which waits for its handlers
 	t.Setenv("OPENAI_BASE_URL", llm.OpenAIBaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
