@@ -34,6 +34,7 @@ fuzz:
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadLaTeX -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./loader -run '^$$' -fuzz FuzzLoadUnknownName -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 	$(GO) test ./splitter -run '^$$' -fuzz FuzzSplit -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
+	$(GO) test ./retrieve -run '^$$' -fuzz FuzzCheckCypher -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE)
 
 # Counted, not timed: Go 1.26's fuzz coordinator can fail a target with
 # "context deadline exceeded" when a -fuzztime duration runs out while a

@@ -46,8 +46,12 @@ below, what is needed to answer the question. Use only these labels,
 relationship types and properties. The query must only read: MATCH,
 OPTIONAL MATCH, WHERE, WITH, UNWIND, RETURN, ORDER BY, LIMIT; no CALL,
 no LOAD CSV, and only built-in functions such as toLower, count, collect,
-size and coalesce (no apoc or other namespaced ones, no properties()).
-Return names, descriptions and counts, not whole nodes.
+size and coalesce (no apoc or other namespaced ones, no properties(),
+keys(), labels() or type()). Give every node pattern its label, as in
+(e:Entity), unless it repeats a variable bound earlier, and every
+relationship its type, as in -[:RELATES]-; read properties by name (e.name),
+never n {.*} or n['name']. Return names, descriptions and counts, not whole
+nodes.
 
 %s
 

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	n4j "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/docgraph/docgraph/embedstore"
 	"github.com/docgraph/docgraph/llm/llmtest"
@@ -34,7 +37,14 @@ func TestCheckCypher(t *testing.T) {
 		{"keywords in strings and comments", "MATCH (e:Entity) WHERE e.name = 'CREATE (x) DELETE y' // SET z\nRETURN e.description AS delete_note",
 			"MATCH (e:Entity) WHERE e.name = 'CREATE (x) DELETE y' // SET z\nRETURN e.description AS delete_note\nLIMIT 25"},
 		{"property named like a clause", "MATCH (d:Document) RETURN d.set, d.create", "MATCH (d:Document) RETURN d.set, d.create\nLIMIT 25"},
-		{"paths and types", "MATCH p = (a:Entity)-[:RELATES|MENTIONED_IN*1..2]-(b) RETURN length(p)", "MATCH p = (a:Entity)-[:RELATES|MENTIONED_IN*1..2]-(b) RETURN length(p)\nLIMIT 25"},
+		{"paths and types", "MATCH p = (a:Entity)-[:RELATES|MENTIONED_IN*1..2]-(b:Entity|Chunk) RETURN length(p)", "MATCH p = (a:Entity)-[:RELATES|MENTIONED_IN*1..2]-(b:Entity|Chunk) RETURN length(p)\nLIMIT 25"},
+		{"bound variable without a label", "MATCH (a:Entity) WITH a LIMIT 3 MATCH (a)-[:MENTIONED_IN]->(c:Chunk) RETURN c.id", "MATCH (a:Entity) WITH a LIMIT 3 MATCH (a)-[:MENTIONED_IN]->(c:Chunk) RETURN c.id\nLIMIT 25"},
+		{"unlabelled end node", "MATCH p = (a:Entity)-[:RELATES*1..2]-(b) RETURN length(p)", ""},
+		{"node without a label", "MATCH (n) RETURN n", ""},
+		{"relationship type as a node label", "MATCH (n:RELATES) RETURN n", ""},
+		{"untyped relationship", "MATCH (a:Entity)-[r]-(b:Entity) RETURN r", ""},
+		{"all properties", "MATCH (a:Entity) RETURN a {.*}", ""},
+		{"property by string", "MATCH (a:Entity) RETURN a['name']", ""},
 		{"optional match start", "OPTIONAL MATCH (c:Chunk)-[:PART_OF]->(d:Document) RETURN count(c)", "OPTIONAL MATCH (c:Chunk)-[:PART_OF]->(d:Document) RETURN count(c)\nLIMIT 25"},
 		{"create", "CREATE (e:Entity {name: 'x'}) RETURN e", ""},
 		{"merge", "MATCH (e:Entity) MERGE (e)-[:RELATES]->(e) RETURN e", ""},
@@ -206,9 +216,23 @@ func TestCheckCypherBypassCorpus(t *testing.T) {
 	}
 }
 
+// FuzzCheckCypher starts from every query of the bypass corpus, hostile
+// and benign, so the fuzzer mutates the shapes that got past earlier
+// checks.
 func FuzzCheckCypher(f *testing.F) {
 	f.Add("MATCH (e:Entity) RETURN e.name")
 	f.Add("MATCH (n:Entity) RETURN n.name //\rUNION CALL db.labels() YIELD label RETURN label")
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "cypher", "bypass.jsonl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c cypherCase
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(c.Query)
+	}
 	f.Fuzz(func(t *testing.T, q string) {
 		got, err := retrieve.CheckCypher(q, 10)
 		if err != nil {
@@ -222,10 +246,13 @@ func FuzzCheckCypher(f *testing.F) {
 	})
 }
 
-// TestCypherBypassOnNeo4j runs the corpus against a real server: every
-// hostile query the server would plan with a procedure call, LOAD CSV or a
-// write is refused by the store's EXPLAIN check even without CheckCypher,
-// and every benign query, once checked, answers.
+// TestCypherBypassOnNeo4j runs the corpus against a real server beside a
+// node that is not docgraph's (a :Secret with a property, linked to
+// another): every hostile query the server would plan with a procedure
+// call, LOAD CSV, a write or a scan outside the schema is refused by the
+// store's EXPLAIN check even without CheckCypher; no query that passes
+// CheckCypher returns the foreign value; and every benign query, once
+// checked, answers.
 func TestCypherBypassOnNeo4j(t *testing.T) {
 	uri, user, pw := os.Getenv("NEO4J_URI"), os.Getenv("NEO4J_USER"), os.Getenv("NEO4J_PASSWORD")
 	if uri == "" || user == "" || pw == "" {
@@ -244,23 +271,157 @@ func TestCypherBypassOnNeo4j(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	secret := plantForeignNodes(t, uri, user, pw, opts.Database)
+	leaks := func(rows []map[string]any) bool {
+		b, _ := json.Marshal(rows)
+		return strings.Contains(string(b), secret)
+	}
 	for _, c := range readCypherCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			if !c.Hostile {
-				q, err := retrieve.CheckCypher(c.Query, 25)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := st.QueryReadOnly(ctx, q, nil, 25); err != nil {
+			if q, err := retrieve.CheckCypher(c.Query, 25); err == nil {
+				rows, err := st.QueryReadOnly(ctx, q, nil, 25)
+				if !c.Hostile && err != nil {
 					t.Errorf("benign %q: %v", q, err)
 				}
+				if leaks(rows) {
+					t.Errorf("%q passed the check and returned the foreign node's value: %v", q, rows)
+				}
 				return
+			} else if !c.Hostile {
+				t.Fatal(err)
 			}
 			// The server alone, on the raw text: what does it let through?
 			rows, err := st.QueryReadOnly(ctx, c.Query, nil, 25)
-			t.Logf("server alone: rows=%d err=%v", len(rows), err)
+			t.Logf("server alone: rows=%d leaked=%v err=%v", len(rows), leaks(rows), err)
 			if c.ServerRefuses && !errors.Is(err, neo4j.ErrNotReadOnly) {
 				t.Errorf("hostile %q: the server's plan check let it run (rows %v, err %v)", c.Query, rows, err)
+			}
+		})
+	}
+}
+
+// plantForeignNodes writes two linked :Secret nodes that are not
+// docgraph's into the test database and removes them when the test ends;
+// it returns the value they hold.
+func plantForeignNodes(t *testing.T, uri, user, pw, database string) string {
+	t.Helper()
+	ctx := context.Background()
+	d, err := n4j.NewDriverWithContext(uri, n4j.BasicAuth(user, pw, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(ctx) })
+	secret := fmt.Sprintf("foreign-%d", time.Now().UnixNano())
+	run := func(q string) {
+		if _, err := n4j.ExecuteQuery(ctx, d, q, map[string]any{"v": secret}, n4j.EagerResultTransformer,
+			n4j.ExecuteQueryWithDatabase(database)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(`CREATE (:Secret {v: $v, name: $v})-[:OWNS {v: $v}]->(:Secret {v: $v})`)
+	t.Cleanup(func() { run(`MATCH (s:Secret {v: $v}) DETACH DELETE s`) })
+	return secret
+}
+
+// TestCheckCypherBounds: a query's size, boolean terms, nesting and
+// pattern parts are bounded before it reaches the server, which plans
+// before any timeout applies (a megabyte of OR terms kept its planner busy
+// for 19 minutes), and the largest accepted shapes stay accepted.
+func TestCheckCypherBounds(t *testing.T) {
+	ors := func(n int) string {
+		terms := make([]string, n)
+		for i := range terms {
+			terms[i] = fmt.Sprintf("n.name = 'x%d'", i)
+		}
+		return "MATCH (n:Entity) WHERE " + strings.Join(terms, " OR ") + " RETURN n.name"
+	}
+	nested := func(n int) string {
+		return "MATCH (n:Entity) WHERE " + strings.Repeat("(", n) + "n.name = 'x'" + strings.Repeat(")", n) + " RETURN n.name"
+	}
+	parts := func(n int) string {
+		q := "MATCH (a0:Entity)"
+		for i := 1; i < n; i++ {
+			q += fmt.Sprintf("-[:RELATES]->(a%d:Entity)", i)
+		}
+		return q + " RETURN a0.name"
+	}
+	long := "MATCH (n:Entity) WHERE n.name IN ['" + strings.Repeat("x", 4100) + "'] RETURN n.name"
+	for _, c := range []struct {
+		name  string
+		query string
+		ok    bool
+	}{
+		{"a megabyte of OR terms", ors(60000), false},
+		{"2,000 OR terms", ors(2000), false},
+		{"33 boolean terms", ors(34), false},
+		{"32 boolean terms", ors(33), true},
+		{"brackets 13 deep", nested(13), false},
+		{"brackets 12 deep", nested(12), true},
+		{"25 pattern parts", parts(13), false}, // 13 nodes and 12 relationships
+		{"24 pattern parts", parts(12) + ", (b:Entity)", true},
+		{"over 4 KiB", long, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := retrieve.CheckCypher(c.query, 25)
+			if c.ok && err != nil {
+				t.Errorf("refused: %v", err)
+			}
+			if !c.ok && !errors.Is(err, retrieve.ErrUnsafeCypher) {
+				t.Errorf("accepted (%d bytes)", len(c.query))
+			}
+		})
+	}
+}
+
+// BenchmarkCypherPlanning has a real Neo4j plan (EXPLAIN, a fresh text
+// each time so no cached plan is reused) the largest shapes CheckCypher
+// accepts, and one beyond its bound for scale. Run it with the NEO4J_*
+// variables set:
+//
+//	go test ./retrieve -run '^$' -bench CypherPlanning -benchtime 5x
+func BenchmarkCypherPlanning(b *testing.B) {
+	uri, user, pw := os.Getenv("NEO4J_URI"), os.Getenv("NEO4J_USER"), os.Getenv("NEO4J_PASSWORD")
+	if uri == "" || user == "" || pw == "" {
+		b.Skip("set NEO4J_URI, NEO4J_USER and NEO4J_PASSWORD to run against a Neo4j server")
+	}
+	ctx := context.Background()
+	d, err := n4j.NewDriverWithContext(uri, n4j.BasicAuth(user, pw, ""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close(ctx)
+	join := func(n int, sep string, f func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = f(i)
+		}
+		return strings.Join(parts, sep)
+	}
+	or := func(n int) string {
+		return "MATCH (n:Entity) WHERE " + join(n, " OR ", func(i int) string { return fmt.Sprintf("n.name = 'x%d'", i) }) + " RETURN n.name"
+	}
+	chain := "MATCH (a0:Entity)" + join(11, "", func(i int) string { return fmt.Sprintf("-[:RELATES]->(a%d:Entity)", i+1) }) + " RETURN a0.name"
+	parts := "MATCH " + join(8, ", ", func(i int) string { return fmt.Sprintf("(a%d:Entity)-[:RELATES]->(b%d:Entity)", i, i) }) + " RETURN a0.name"
+	in := "MATCH (n:Entity) WHERE n.name IN [" + join(380, ",", func(i int) string { return fmt.Sprintf("'x%06d'", i) }) + "] RETURN n.name"
+	for _, c := range []struct {
+		name, query string
+		accepted    bool
+	}{
+		{"32 ORs", or(32), true},
+		{"256 ORs", or(256), false},
+		{"chain of 11 relationships", chain, true},
+		{"8 comma-separated parts", parts, true},
+		{"IN list of 380 strings (3.8 KiB)", in, true},
+	} {
+		if _, err := retrieve.CheckCypher(c.query, 25); (err == nil) != c.accepted {
+			b.Fatalf("%s: CheckCypher accepted=%v, want %v (%v)", c.name, err == nil, c.accepted, err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				q := fmt.Sprintf("EXPLAIN %s // %d", c.query, time.Now().UnixNano())
+				if _, err := n4j.ExecuteQuery(ctx, d, q, nil, n4j.EagerResultTransformer); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

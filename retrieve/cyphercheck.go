@@ -35,15 +35,16 @@ var (
 	// allowedFunctions are the built-in functions a read query over the
 	// schema needs (case does not matter to Neo4j). Nothing namespaced:
 	// apoc.*, db.*, dbms.*, gds.* and friends can run Cypher given as a
-	// string, read the server's state or reach the network. properties()
-	// and keys() are out because they read what the schema does not name.
+	// string, read the server's state or reach the network. properties(),
+	// keys(), labels() and type() are out because they read what the
+	// schema does not name.
 	allowedFunctions = wordSet(
 		"count", "collect", "sum", "avg", "min", "max", "stdev", "stdevp", "percentilecont", "percentiledisc",
 		"size", "length", "coalesce", "tolower", "toupper", "lower", "upper", "trim", "ltrim", "rtrim", "btrim",
 		"replace", "substring", "left", "right", "split", "reverse", "tostring", "tostringornull",
 		"tointeger", "tointegerornull", "tofloat", "tofloatornull", "toboolean", "tobooleanornull",
 		"abs", "ceil", "floor", "round", "sign", "sqrt", "range", "head", "last", "tail", "isempty",
-		"nodes", "relationships", "startnode", "endnode", "type", "labels", "id", "elementid", "exists",
+		"nodes", "relationships", "startnode", "endnode", "id", "elementid", "exists",
 		"shortestpath", "allshortestpaths", "all", "any", "none", "single", "reduce",
 		"char_length", "character_length",
 	)
@@ -73,13 +74,27 @@ var ErrUnsafeCypher = errors.New("unsafe cypher")
 // closed: only MATCH/WITH/UNWIND/RETURN queries; no procedure call, LOAD
 // CSV, USE or write of any kind; only built-in functions from an allow-list;
 // labels and relationship types only from the schema, wherever a label
-// expression can stand ((n:A|B), WHERE n:A, n IS A, [r:T]). The Neo4j store
-// then has the server confirm it with EXPLAIN before running it.
+// expression can stand ((n:A|B), WHERE n:A, n IS A, [r:T]), and none
+// negated. Every node pattern, in the query, its subqueries and each part
+// of a union, carries a schema label or names a variable already bound to
+// a labelled one; every relationship pattern carries a schema type;
+// properties are read by name only (no n {.*}, n['key'] or n[expr]). Its
+// size, nesting, boolean terms and pattern parts are bounded, because the
+// server plans a query before any timeout applies. The Neo4j store then has
+// the server confirm it with EXPLAIN before running it.
 func CheckCypher(query string, limit int) (string, error) {
 	q := strings.TrimSpace(query)
+	if len(q) > maxCypherBytes {
+		return "", fmt.Errorf("%w: longer than %d bytes", ErrUnsafeCypher, maxCypherBytes)
+	}
 	toks, err := lexCypher(q)
 	if err != nil {
 		return "", err
+	}
+	// Room for the two tokens of a LIMIT this may add, so that the query
+	// it returns passes again.
+	if len(toks)+2 > maxCypherTokens {
+		return "", fmt.Errorf("%w: more than %d tokens", ErrUnsafeCypher, maxCypherTokens)
 	}
 	if n := len(toks); n > 0 && toks[n-1].is(";") {
 		q = strings.TrimSpace(q[:toks[n-1].start])
@@ -90,6 +105,9 @@ func CheckCypher(query string, limit int) (string, error) {
 	}
 	isLabel, err := checkLabelExpressions(toks)
 	if err != nil {
+		return "", err
+	}
+	if err := checkPatterns(toks); err != nil {
 		return "", err
 	}
 	lastReturn := -1
@@ -135,7 +153,10 @@ func CheckCypher(query string, limit int) (string, error) {
 		}
 		return strings.TrimSpace(q[:toks[i].start]) + " LIMIT " + strconv.Itoa(limit), nil
 	}
-	return q + "\nLIMIT " + strconv.Itoa(limit), nil
+	if q += "\nLIMIT " + strconv.Itoa(limit); len(q) > maxCypherBytes {
+		return "", fmt.Errorf("%w: longer than %d bytes", ErrUnsafeCypher, maxCypherBytes)
+	}
+	return q, nil
 }
 
 // checkCall accepts toks[i] followed by "(" when it is a keyword that may
@@ -221,7 +242,11 @@ func labelExpression(toks []cypherToken, i int, allowed []string, isLabel map[in
 		t := toks[i]
 		if wantName {
 			switch {
-			case t.is("!"), t.is(":"):
+			case t.is("!"):
+				// A negation matches every label but one: nodes and
+				// relationships that are not docgraph's.
+				return 0, fmt.Errorf("%w: a negated label or type (!)", ErrUnsafeCypher)
+			case t.is(":"):
 				continue
 			case t.is("("):
 				depth++

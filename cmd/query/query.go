@@ -127,10 +127,12 @@ func newRootCmd(io streams) *cobra.Command {
 What runs is only what passes three gates: a check that reads it as
 Neo4j's lexer does and refuses anything but MATCH/WITH/UNWIND/RETURN over
 the Document, Chunk and Entity labels and PART_OF, NEXT, MENTIONED_IN and
-RELATES types (no CALL, LOAD CSV, USE, apoc.* or other namespaced
-functions, properties() or keys()); the server's own EXPLAIN, which must
-plan it read-only with no procedure call or LOAD CSV; then a read
-transaction with a LIMIT and a 15 s timeout. Give --cypher a user that may
+RELATES types, with a label on every new node pattern and a type on every
+relationship, at most 4 KiB and 32 boolean terms (no CALL, LOAD CSV, USE,
+apoc.* or other namespaced functions, properties(), keys(), labels(),
+type(), n {.*} or n['key']); the server's own EXPLAIN, which must plan it
+read-only with no procedure call, LOAD CSV or scan outside the schema;
+then a read transaction with a LIMIT and a 15 s timeout. Give --cypher a user that may
 only read (README: "A least-privilege Neo4j user for --cypher").
 
 --integrate logits (mix and path, needs --llm) answers twice, from the

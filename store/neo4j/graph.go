@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -138,7 +139,60 @@ func (s *Store) explainReadOnly(ctx context.Context, cypher string, params map[s
 	if op := refusedOperator(sum.Plan()); op != "" {
 		return fmt.Errorf("neo4j: %w: its plan has %s", ErrNotReadOnly, op)
 	}
+	if op := scanOutsideSchema(sum.Plan()); op != "" {
+		return fmt.Errorf("neo4j: %w: its plan scans outside docgraph's schema: %s", ErrNotReadOnly, op)
+	}
 	return nil
+}
+
+// readableNames are the labels and relationship types a query given to
+// QueryReadOnly may scan: the ones text-to-Cypher is told about.
+// DocgraphMeta, RelationMention and whatever else shares the database are
+// not among them.
+var readableNames = map[string]bool{
+	"Document": true, "Chunk": true, "Entity": true,
+	"PART_OF": true, "NEXT": true, "MENTIONED_IN": true, "RELATES": true,
+}
+
+// planNames finds the label and type names in a plan operator's details:
+// each name of a label expression after a colon ("n:Entity|Chunk",
+// "RANGE INDEX n:Entity(name)", "(a)-[r:RELATES]->(b)").
+var planNames = regexp.MustCompile("[:|&!]\\s*(`(?:[^`]|``)*`|[\\p{L}_][\\p{L}\\p{N}_]*)")
+
+// scanOutsideSchema returns the first operator of a plan that starts from
+// every node or relationship, or from a label or type outside
+// readableNames, or "". It backs the text check (which requires a label on
+// every fresh node pattern) with what the server actually plans.
+func scanOutsideSchema(p n4j.Plan) string {
+	if p == nil {
+		return ""
+	}
+	op := p.Operator()
+	name, _, _ := strings.Cut(op, "@")
+	switch {
+	case strings.Contains(name, "AllNodesScan"), strings.Contains(name, "AllRelationshipsScan"):
+		return op
+	case strings.Contains(name, "ById"), strings.Contains(name, "ByElementId"):
+		// A seek by id finds one node of any label; the label test, when
+		// the pattern has one, follows as a filter.
+	case strings.Contains(name, "Scan"), strings.Contains(name, "Seek"), strings.Contains(name, "CountStore"):
+		details, _ := p.Arguments()["Details"].(string)
+		found := planNames.FindAllStringSubmatch(details, -1)
+		if len(found) == 0 {
+			return op + " " + details
+		}
+		for _, m := range found {
+			if n := strings.ReplaceAll(strings.Trim(m[1], "`"), "``", "`"); !readableNames[n] {
+				return op + " " + details
+			}
+		}
+	}
+	for _, c := range p.Children() {
+		if op := scanOutsideSchema(c); op != "" {
+			return op
+		}
+	}
+	return ""
 }
 
 // refusedOperator returns the first refused operator in a plan, or "".
