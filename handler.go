@@ -28,7 +28,9 @@ func WithRequestTimeout(d time.Duration) HandlerOption {
 }
 
 // WithMaxConcurrent sets how many requests are worked on at once; more
-// wait their turn (default twice the CPUs, at least 4).
+// wait their turn (default twice the CPUs, at least 4). The tool calls of
+// /mcp have as many slots of their own; one more is refused at once with a
+// JSON-RPC error.
 func WithMaxConcurrent(n int) HandlerOption {
 	return func(c *server.HandlerConfig) { c.MaxConcurrent = n }
 }
@@ -60,7 +62,7 @@ func (g *Graph) Handler(opts ...HandlerOption) http.Handler {
 		})
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", server.NewMCPHTTPHandler(server.NewMCPServer(e, cfg.Timeout), cfg.Token, server.DefaultMCPSessions))
+	mux.Handle("/mcp", server.NewMCPHTTPHandler(server.NewMCPServer(e, cfg.Timeout, max(cfg.MaxConcurrent, 1)), cfg.Token, server.DefaultMCPSessions))
 	mux.Handle("/", server.NewHandler(e, cfg))
 	return mux
 }

@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -19,8 +22,9 @@ import (
 )
 
 // cacheVersion is part of every key: bump it when the stored form or the key
-// recipe changes, and old entries simply stop matching.
-const cacheVersion = 1
+// recipe changes, and old entries simply stop matching. Version 2 added the
+// endpoint to the key.
+const cacheVersion = 2
 
 // cache is the persistent response cache: one SQLite file, shared by every
 // client and embedder pointed at it (WAL mode lets separate processes share it).
@@ -94,37 +98,39 @@ func (c *cache) remove(ctx context.Context, key string) error {
 	return nil
 }
 
-// chatKey hashes everything that decides a chat completion: provider, model,
-// every message, and the generation parameters. Streaming callbacks are left
-// out because they do not change the answer. ok is false when the request
-// cannot be serialised (then it is simply not cached).
-func chatKey(provider, model string, messages []llms.MessageContent, o llms.CallOptions) (string, bool) {
+// chatKey hashes everything that decides a chat completion: provider,
+// endpoint (cacheEndpoint's form of the base URL: two servers may serve
+// different models under one name), model, every message, and the
+// generation parameters. Streaming callbacks are left out because they do
+// not change the answer. ok is false when the request cannot be serialised
+// (then it is simply not cached).
+func chatKey(provider, endpoint, model string, messages []llms.MessageContent, o llms.CallOptions) (string, bool) {
 	k := struct {
-		V                 int
-		Provider, Model   string
-		Messages          []llms.MessageContent
-		CandidateCount    int
-		MaxTokens         int
-		Temperature       float64
-		StopWords         []string
-		TopK              int
-		TopP              float64
-		Seed              int
-		MinLength         int
-		MaxLength         int
-		N                 int
-		RepetitionPenalty float64
-		FrequencyPenalty  float64
-		PresencePenalty   float64
-		JSONMode          bool
-		Tools             []llms.Tool
-		ToolChoice        any
-		Functions         []llms.FunctionDefinition
-		FunctionCall      llms.FunctionCallBehavior
-		Metadata          map[string]any
-		ResponseMIMEType  string
+		V                         int
+		Provider, Endpoint, Model string
+		Messages                  []llms.MessageContent
+		CandidateCount            int
+		MaxTokens                 int
+		Temperature               float64
+		StopWords                 []string
+		TopK                      int
+		TopP                      float64
+		Seed                      int
+		MinLength                 int
+		MaxLength                 int
+		N                         int
+		RepetitionPenalty         float64
+		FrequencyPenalty          float64
+		PresencePenalty           float64
+		JSONMode                  bool
+		Tools                     []llms.Tool
+		ToolChoice                any
+		Functions                 []llms.FunctionDefinition
+		FunctionCall              llms.FunctionCallBehavior
+		Metadata                  map[string]any
+		ResponseMIMEType          string
 	}{
-		cacheVersion, provider, model, messages,
+		cacheVersion, provider, endpoint, model, messages,
 		o.CandidateCount, o.MaxTokens, o.Temperature, o.StopWords, o.TopK, o.TopP, o.Seed,
 		o.MinLength, o.MaxLength, o.N, o.RepetitionPenalty, o.FrequencyPenalty, o.PresencePenalty,
 		o.JSONMode, o.Tools, o.ToolChoice, o.Functions, o.FunctionCallBehavior, o.Metadata, o.ResponseMIMEType,
@@ -137,12 +143,60 @@ func chatKey(provider, model string, messages []llms.MessageContent, o llms.Call
 	return "chat:" + hex.EncodeToString(sum[:]), true
 }
 
-// embedKey hashes one text for one embedding model.
-func embedKey(provider, model, text string) string {
+// embedKey hashes one text for one embedding model at one endpoint. The
+// embedders send no parameter besides the model and the texts (no
+// dimensions), so the endpoint and the model decide the vector.
+func embedKey(provider, endpoint, model, text string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", cacheVersion, provider, model)
+	// Each field ends in NUL, which none of them holds (a URL cannot), so
+	// no two field lists run together into the same bytes.
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00", cacheVersion, provider, endpoint, model)
 	h.Write([]byte(text))
 	return "embed:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// credentialParams are query parameters that carry a credential rather than
+// choose a server or an API (api-version does): cacheEndpoint leaves them
+// out, like the user and password of the URL.
+var credentialParams = map[string]bool{
+	"key": true, "api-key": true, "api_key": true, "apikey": true, "token": true, "access_token": true,
+	"auth": true, "authorization": true, "code": true, "sig": true, "signature": true,
+	"password": true, "secret": true, "client_secret": true,
+}
+
+// cacheEndpoint is the form of a model's base URL that goes into cache
+// keys: where the answers come from, without the credentials that let
+// this user in. Scheme and host are lowercased, a default port and a
+// trailing slash dropped, the user and password, the fragment and the
+// query parameters that carry a key left out, and the others sorted. The
+// API key itself is not part of any key either: a rotated key reaches the
+// same model, and its answers stay valid. The result is only ever hashed,
+// never stored or logged, so a credential that slips through (a parameter
+// under a name not listed) costs a cache miss after a rotation, not a leak.
+func cacheEndpoint(base string) string {
+	base = strings.TrimSpace(base)
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return base
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]" // an IPv6 literal
+	}
+	q := u.Query()
+	for name := range q {
+		if credentialParams[strings.ToLower(name)] {
+			delete(q, name)
+		}
+	}
+	out := url.URL{Scheme: scheme, Host: host, Path: strings.TrimRight(u.Path, "/"), RawQuery: q.Encode()}
+	return out.String()
 }
 
 func encodeVector(v []float32) []byte {

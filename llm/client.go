@@ -20,6 +20,7 @@ import (
 type Client struct {
 	model    llms.Model
 	provider string
+	endpoint string // cacheEndpoint of the base URL, for cache keys
 	name     string
 	eng      *engine
 	cache    *cache
@@ -28,14 +29,16 @@ type Client struct {
 var _ llms.Model = (*Client)(nil)
 
 // Wrap puts a Client around an existing model. provider and model name the
-// model in the cache key and in errors. Retry-After and HTTP statuses are
-// only seen precisely for models built by New, whose HTTP client records
-// them; for others they are read from the error text.
+// model in the cache key and in errors, with the base URL WithBaseURL gives
+// (none: the key has no endpoint). Retry-After and HTTP statuses are only
+// seen precisely for models built by New, whose HTTP client records them;
+// for others they are read from the error text.
 func Wrap(model llms.Model, provider, modelName string, opts ...Option) (*Client, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.endpoint = cfg.baseURL
 	return newClient(model, provider, modelName, cfg)
 }
 
@@ -43,6 +46,7 @@ func newClient(model llms.Model, provider, modelName string, cfg config) (*Clien
 	c := &Client{
 		model:    model,
 		provider: provider,
+		endpoint: cacheEndpoint(cfg.endpoint),
 		name:     modelName,
 		eng:      newEngine(provider, modelName, cfg),
 	}
@@ -84,7 +88,7 @@ func (c *Client) GenerateContent(ctx context.Context, messages []llms.MessageCon
 
 	var key string
 	if c.cache != nil {
-		if k, ok := chatKey(c.provider, model, messages, opts); ok {
+		if k, ok := chatKey(c.provider, c.endpoint, model, messages, opts); ok {
 			key = k
 			if resp, ok := c.cached(ctx, key); ok {
 				c.eng.stats.cacheHits.Add(1)
@@ -173,7 +177,7 @@ func (c *Client) Forget(ctx context.Context, messages []llms.MessageContent, opt
 		return
 	}
 	opts, model := c.callOptions(options)
-	if key, ok := chatKey(c.provider, model, messages, opts); ok {
+	if key, ok := chatKey(c.provider, c.endpoint, model, messages, opts); ok {
 		if err := c.cache.remove(context.WithoutCancel(ctx), key); err != nil {
 			c.logCache(ctx, err)
 		}
@@ -189,7 +193,7 @@ func (c *Client) Cached(ctx context.Context, messages []llms.MessageContent, opt
 		return false, nil
 	}
 	opts, model := c.callOptions(options)
-	key, ok := chatKey(c.provider, model, messages, opts)
+	key, ok := chatKey(c.provider, c.endpoint, model, messages, opts)
 	if !ok {
 		return false, nil
 	}

@@ -391,30 +391,33 @@ func TestCacheKeyCoversModelMessagesAndParameters(t *testing.T) {
 		}
 		return m
 	}
-	base, _ := chatKey("openai", "m", msgs("a", "b", "c"), llms.CallOptions{})
+	const at = "https://a.example/v1"
+	base, _ := chatKey("openai", at, "m", msgs("a", "b", "c"), llms.CallOptions{})
 	tests := []struct {
 		name     string
 		provider string
+		endpoint string
 		model    string
 		msgs     []llms.MessageContent
 		opts     llms.CallOptions
 		same     bool
 	}{
-		{"identical", "openai", "m", msgs("a", "b", "c"), llms.CallOptions{}, true},
-		{"streaming callback ignored", "openai", "m", msgs("a", "b", "c"),
+		{"identical", "openai", at, "m", msgs("a", "b", "c"), llms.CallOptions{}, true},
+		{"streaming callback ignored", "openai", at, "m", msgs("a", "b", "c"),
 			llms.CallOptions{StreamingFunc: func(context.Context, []byte) error { return nil }}, true},
-		{"provider", "ollama", "m", msgs("a", "b", "c"), llms.CallOptions{}, false},
-		{"model", "openai", "m2", msgs("a", "b", "c"), llms.CallOptions{}, false},
-		{"earlier message", "openai", "m", msgs("x", "b", "c"), llms.CallOptions{}, false},
-		{"history length", "openai", "m", msgs("a", "b"), llms.CallOptions{}, false},
-		{"temperature", "openai", "m", msgs("a", "b", "c"), llms.CallOptions{Temperature: 0.2}, false},
-		{"max tokens", "openai", "m", msgs("a", "b", "c"), llms.CallOptions{MaxTokens: 100}, false},
-		{"stop words", "openai", "m", msgs("a", "b", "c"), llms.CallOptions{StopWords: []string{"##"}}, false},
-		{"json mode", "openai", "m", msgs("a", "b", "c"), llms.CallOptions{JSONMode: true}, false},
+		{"provider", "ollama", at, "m", msgs("a", "b", "c"), llms.CallOptions{}, false},
+		{"model", "openai", at, "m2", msgs("a", "b", "c"), llms.CallOptions{}, false},
+		{"endpoint", "openai", "https://b.example/v1", "m", msgs("a", "b", "c"), llms.CallOptions{}, false},
+		{"earlier message", "openai", at, "m", msgs("x", "b", "c"), llms.CallOptions{}, false},
+		{"history length", "openai", at, "m", msgs("a", "b"), llms.CallOptions{}, false},
+		{"temperature", "openai", at, "m", msgs("a", "b", "c"), llms.CallOptions{Temperature: 0.2}, false},
+		{"max tokens", "openai", at, "m", msgs("a", "b", "c"), llms.CallOptions{MaxTokens: 100}, false},
+		{"stop words", "openai", at, "m", msgs("a", "b", "c"), llms.CallOptions{StopWords: []string{"##"}}, false},
+		{"json mode", "openai", at, "m", msgs("a", "b", "c"), llms.CallOptions{JSONMode: true}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, ok := chatKey(tt.provider, tt.model, tt.msgs, tt.opts)
+			k, ok := chatKey(tt.provider, tt.endpoint, tt.model, tt.msgs, tt.opts)
 			if !ok {
 				t.Fatal("key not computed")
 			}

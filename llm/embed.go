@@ -17,6 +17,7 @@ import (
 type Embedder struct {
 	client   embeddings.EmbedderClient
 	provider string
+	endpoint string // cacheEndpoint of the base URL, for cache keys
 	model    string
 	eng      *engine
 	cache    *cache
@@ -68,12 +69,14 @@ func NewEmbedder(ctx context.Context, spec string, opts ...Option) (*Embedder, e
 
 // WrapEmbedder puts the Embedder's limits, retries and cache around any
 // langchaingo embedding client (for instance one from embeddings/... or a
-// test double); spec names it.
+// test double); spec names it, with the base URL WithBaseURL gives in
+// cache keys (none: the keys have no endpoint).
 func WrapEmbedder(ctx context.Context, client embeddings.EmbedderClient, spec Spec, opts ...Option) (*Embedder, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.endpoint = cfg.baseURL
 	return newEmbedder(ctx, client, spec, cfg)
 }
 
@@ -84,6 +87,7 @@ func newEmbedder(ctx context.Context, client embeddings.EmbedderClient, s Spec, 
 	e := &Embedder{
 		client:   client,
 		provider: s.Provider,
+		endpoint: cacheEndpoint(cfg.endpoint),
 		model:    s.Model,
 		eng:      newEngine(s.Provider, s.Model, cfg),
 		batch:    cfg.batchSize,
@@ -184,7 +188,7 @@ func (e *Embedder) cached(ctx context.Context, text string) ([]float32, bool) {
 	if e.cache == nil {
 		return nil, false
 	}
-	b, ok, err := e.cache.get(ctx, embedKey(e.provider, e.model, text))
+	b, ok, err := e.cache.get(ctx, embedKey(e.provider, e.endpoint, e.model, text))
 	if err != nil || !ok {
 		if err != nil {
 			e.logCache(ctx, err)
@@ -202,7 +206,7 @@ func (e *Embedder) store(ctx context.Context, text string, v []float32) {
 	if e.cache == nil {
 		return
 	}
-	if err := e.cache.put(ctx, embedKey(e.provider, e.model, text), "embedding", e.provider, e.model, encodeVector(v)); err != nil {
+	if err := e.cache.put(ctx, embedKey(e.provider, e.endpoint, e.model, text), "embedding", e.provider, e.model, encodeVector(v)); err != nil {
 		e.logCache(ctx, err)
 	}
 }

@@ -19,10 +19,14 @@ type config struct {
 	cachePath     string
 	apiKey        string
 	baseURL       string
-	secrets       []string
-	logger        *slog.Logger
-	batchSize     int
-	maxResponse   int64 // 0: DefaultMaxAnswerBytes for a Client, embeddingCap for an Embedder
+	// endpoint is the base URL the model is reached at once New or
+	// NewEmbedder has resolved it (option, environment or the provider's
+	// default); for Wrap and WrapEmbedder it is baseURL.
+	endpoint    string
+	secrets     []string
+	logger      *slog.Logger
+	batchSize   int
+	maxResponse int64 // 0: DefaultMaxAnswerBytes for a Client, embeddingCap for an Embedder
 }
 
 func defaultConfig() config {
@@ -79,14 +83,18 @@ func WithBackoff(base, max time.Duration) Option {
 }
 
 // WithCache stores responses in the SQLite file at path (created if absent),
-// so that repeating a request with the same provider, model, messages and
-// parameters costs no call. Without it nothing is cached.
+// so that repeating a request to the same endpoint (base URL, without its
+// credentials) with the same provider, model, messages and parameters costs
+// no call. Without it nothing is cached.
 func WithCache(path string) Option { return func(c *config) { c.cachePath = path } }
 
 // WithAPIKey sets the provider's API key instead of its environment variable.
 func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
 
-// WithBaseURL sets the provider's endpoint instead of its environment variable.
+// WithBaseURL sets the provider's endpoint instead of its environment
+// variable. For Wrap and WrapEmbedder, which do not build the model, it
+// only names the endpoint in cache keys: give it when the same model name
+// may be served from more than one place.
 func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
 
 // WithSecrets names strings that must never appear in errors or logs; the

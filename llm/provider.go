@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -96,8 +97,10 @@ func buildModel(s Spec, cfg *config, hc *http.Client) (llms.Model, error) {
 		}
 		cfg.secrets = append(cfg.secrets, key)
 		o := []anthropic.Option{anthropic.WithModel(s.Model), anthropic.WithToken(key), anthropic.WithHTTPClient(hc)}
+		cfg.endpoint = anthropicDefaultBase
 		if base := firstNonEmpty(cfg.baseURL, os.Getenv("ANTHROPIC_BASE_URL")); base != "" {
 			o = append(o, anthropic.WithBaseURL(base))
+			cfg.endpoint = base
 		}
 		m, err := anthropic.New(o...)
 		if err != nil {
@@ -111,6 +114,13 @@ func buildModel(s Spec, cfg *config, hc *http.Client) (llms.Model, error) {
 // placeholderKey is sent to OpenAI-compatible local servers that need no key.
 const placeholderKey = "not-needed"
 
+// The endpoints langchaingo uses when none is given; they name the model's
+// server in cache keys.
+const (
+	openaiDefaultBase    = "https://api.openai.com/v1"
+	anthropicDefaultBase = "https://api.anthropic.com/v1"
+)
+
 func openaiOptions(s Spec, cfg *config, hc *http.Client) ([]openai.Option, error) {
 	base := firstNonEmpty(cfg.baseURL, os.Getenv("OPENAI_BASE_URL"), os.Getenv("OPENAI_API_BASE"))
 	key := firstNonEmpty(cfg.apiKey, os.Getenv("OPENAI_API_KEY"))
@@ -123,26 +133,49 @@ func openaiOptions(s Spec, cfg *config, hc *http.Client) ([]openai.Option, error
 		return nil, fmt.Errorf("llm %s: OPENAI_API_KEY is not set (for a local OpenAI-compatible server set OPENAI_BASE_URL)", s)
 	}
 	o := []openai.Option{openai.WithToken(key), openai.WithHTTPClient(hc)}
+	cfg.endpoint = openaiDefaultBase
 	if base != "" {
 		if _, err := url.Parse(base); err != nil {
 			return nil, fmt.Errorf("llm %s: base URL: %w", s, err)
 		}
 		o = append(o, openai.WithBaseURL(base))
+		cfg.endpoint = base
 	}
 	return o, nil
 }
 
 func ollamaOptions(s Spec, cfg *config, hc *http.Client) ([]ollama.Option, error) {
 	o := []ollama.Option{ollama.WithModel(s.Model), ollama.WithHTTPClient(hc)}
-	// Without a URL langchaingo reads OLLAMA_HOST itself.
+	// Without a URL langchaingo reads OLLAMA_HOST itself; it is read here
+	// the same way, so that the cache key names the server asked.
+	cfg.endpoint = ollamaHost(os.Getenv("OLLAMA_HOST")).String()
 	if cfg.baseURL != "" {
 		u, err := url.Parse(cfg.baseURL)
 		if err != nil {
 			return nil, fmt.Errorf("llm %s: base URL: %w", s, err)
 		}
 		o = append(o, ollama.WithServerURL(u.String()))
+		cfg.endpoint = u.String()
 	}
 	return o, nil
+}
+
+// ollamaHost is the server URL langchaingo's Ollama client makes of
+// OLLAMA_HOST (its ollamaclient.NewClient): scheme http unless given, and
+// 127.0.0.1:11434 unless a host and port (or a bare IP) are given.
+func ollamaHost(env string) *url.URL {
+	scheme, hostport, ok := strings.Cut(env, "://")
+	if !ok {
+		scheme, hostport = "http", env
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = "127.0.0.1", "11434"
+		if ip := net.ParseIP(strings.Trim(env, "[]")); ip != nil {
+			host = ip.String()
+		}
+	}
+	return &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
 }
 
 func (c *config) redactor() redactor { return redactor{secrets: c.secrets} }

@@ -35,7 +35,7 @@ var configKeys = map[string]bound{
 	"llm-timeout": {"0s", "24h"}, "llm-retries": {"0", "100"}, "llm-cache": {},
 	"llm-context-tokens": {"256", "100000000"}, "description-tokens": {"16", "1000000"}, "llm-stall": {"0s", "168h"},
 	// query
-	"mode": {}, "context-only": {}, "timeout": {"0s", "24h"}, "deadline": {"0s", "24h"},
+	"mode": {}, "context-only": {}, "raw": {}, "timeout": {"0s", "24h"}, "deadline": {"0s", "24h"},
 	"top-k": {"1", "10000"}, "candidates": {"1", "100000"}, "max-entities": {"1", "100000"},
 	"max-relations": {"1", "100000"}, "fact-top-k": {"1", "100000"}, "fact-threshold": {"0.001", "1"},
 	"min-facts": {"1", "100000"}, "damping": {"0.01", "0.99"}, "max-entity-chunks": {"0", "100000000"},

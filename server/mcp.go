@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/docgraph/docgraph/internal/termtext"
@@ -120,8 +121,11 @@ func minLen(n int) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) { s.MinLength = &n }
 }
 
-// NewMCPServer registers the read-only tools over e; every call is bounded by timeout.
-func NewMCPServer(e *Engine, timeout time.Duration) *mcp.Server {
+// NewMCPServer registers the read-only tools over e; every call is bounded
+// by timeout, and at most maxConcurrent tool calls run at once (0: no
+// bound): one more is answered at once with a JSON-RPC error (code -32000,
+// server busy).
+func NewMCPServer(e *Engine, timeout time.Duration, maxConcurrent int) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "docgraph", Title: "docgraph knowledge graph", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "docgraph holds a collection of documents as a knowledge graph (passages, entities, relations). " +
 			"Call search first for any question about what the documents say; cite passages by doc_path. " +
@@ -176,7 +180,36 @@ func NewMCPServer(e *Engine, timeout time.Duration) *mcp.Server {
 	}, func(ctx context.Context, in documentsInput) (*DocPage, error) {
 		return e.documents(ctx, docQuery{Offset: in.Offset, Limit: in.Limit, Status: in.Status, PathPrefix: in.PathPrefix})
 	}, documentsText)
+	if maxConcurrent > 0 {
+		srv.AddReceivingMiddleware(limitToolCalls(maxConcurrent))
+	}
 	return srv
+}
+
+// limitToolCalls refuses a tool call while n are running. The SDK runs
+// each request in a goroutine of its own, released to run beside the
+// next before this middleware is reached, so over HTTP (a request per
+// POST) nothing else bounds them. Over stdio the transport counts every
+// request before the SDK reads it (NewStdioTransport), and this never
+// refuses: a tool call leaves here before its response is written, which
+// is when the transport's count drops.
+func limitToolCalls(n int) mcp.Middleware {
+	slots := make(chan struct{}, n)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req) // answered without touching the store or a model
+			}
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+				return next(ctx, method, req)
+			default:
+				return nil, &jsonrpc.Error{Code: busyCode,
+					Message: fmt.Sprintf("server busy: %d tool calls in flight, the most it takes (--max-concurrent); call again once one is answered", n)}
+			}
+		}
+	}
 }
 
 // addTool registers a read-only tool: each call gets the deadline, and

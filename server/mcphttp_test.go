@@ -51,7 +51,7 @@ func liveSessions(srv *mcp.Server) int {
 // session limit alive; the least recently used go first, and the newest
 // still answer.
 func TestMCPHTTPSessionsBounded(t *testing.T) {
-	srv := NewMCPServer(testEngine(t), 30*time.Second)
+	srv := NewMCPServer(testEngine(t), 30*time.Second, 0)
 	const max = 50
 	hs := httptest.NewServer(NewMCPHTTPHandler(srv, "", MCPSessionLimits{Max: max, Idle: time.Hour}))
 	t.Cleanup(hs.Close)
@@ -94,7 +94,7 @@ func TestMCPHTTPSessionsBounded(t *testing.T) {
 // TestMCPHTTPSessionsBusyRefused: when every session has a request in
 // flight none is closed under its client: a new one is refused, clearly.
 func TestMCPHTTPSessionsBusyRefused(t *testing.T) {
-	srv := NewMCPServer(testEngine(t), 30*time.Second)
+	srv := NewMCPServer(testEngine(t), 30*time.Second, 0)
 	lim := newMCPSessionLimiter(srv, MCPSessionLimits{Max: 2, Idle: time.Hour})
 	hs := httptest.NewServer(lim.wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
 	t.Cleanup(hs.Close)
@@ -136,7 +136,7 @@ func TestMCPHTTPSessionsBusyRefused(t *testing.T) {
 
 // TestMCPHTTPSessionsExpire: an idle session is closed after the idle time.
 func TestMCPHTTPSessionsExpire(t *testing.T) {
-	srv := NewMCPServer(testEngine(t), 30*time.Second)
+	srv := NewMCPServer(testEngine(t), 30*time.Second, 0)
 	hs := httptest.NewServer(NewMCPHTTPHandler(srv, "", MCPSessionLimits{Max: 10, Idle: 200 * time.Millisecond}))
 	t.Cleanup(hs.Close)
 	_, id, _ := mcpPost(t, hs.URL+"/mcp", "", mcpInitialize)

@@ -34,15 +34,18 @@ const (
 )
 
 // lineTransport speaks newline-delimited JSON-RPC over in and out, the
-// MCP stdio transport, refusing malformed lines one by one.
+// MCP stdio transport, refusing malformed lines one by one and the
+// requests over maxInFlight.
 type lineTransport struct {
-	in     io.Reader
-	out    io.Writer
-	logger *log.Logger
+	in          io.Reader
+	out         io.Writer
+	logger      *log.Logger
+	maxInFlight int
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{out: t.out, logger: t.logger, incoming: make(chan lineMsg), closed: make(chan struct{})}
+	c := &lineConn{out: t.out, logger: t.logger, incoming: make(chan lineMsg), closed: make(chan struct{}),
+		maxInFlight: t.maxInFlight, inFlight: map[jsonrpc.ID]bool{}}
 	// Reads run in their own goroutine so that Close unblocks Read; a read
 	// of stdin itself cannot be interrupted, so the goroutine ends at the
 	// next line or at EOF.
@@ -64,6 +67,61 @@ type lineConn struct {
 	incoming  chan lineMsg
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// The SDK runs every request in a goroutine of its own as soon as it
+	// reads it (a tools/call is released to run beside the next request
+	// before its handler starts), with no bound: 3,000 pipelined searches
+	// ran at once. So the requests are counted here, before the SDK sees
+	// them: one is in flight from its line until its response is written,
+	// and a request over maxInFlight (0: no bound) is answered at once
+	// by the read loop. That reply is written before the next line is read,
+	// so a client that sends without reading its replies stops being read
+	// too: what is held is at most maxInFlight requests, whatever it sends.
+	inFlightMu  sync.Mutex
+	inFlight    map[jsonrpc.ID]bool
+	maxInFlight int
+	refusing    bool // the last request read was refused as one too many (read loop only)
+}
+
+// busyCode is the JSON-RPC error of a request refused because the server
+// has as many in flight as it takes: a server error, in the range
+// JSON-RPC leaves to implementations (the HTTP transport's session limit
+// answers with it too).
+const busyCode = -32000
+
+// admission is what becomes of a request read.
+type admission int
+
+const (
+	admitted  admission = iota
+	busy                // maxInFlight requests are in flight
+	duplicate           // a request in flight has the same id
+)
+
+// admit counts the request id in flight unless it would be one too many
+// or its id is taken (the SDK would answer a duplicate with no id, and a
+// reply to the first would then free the second's count too).
+func (c *lineConn) admit(id jsonrpc.ID) admission {
+	c.inFlightMu.Lock()
+	defer c.inFlightMu.Unlock()
+	switch {
+	case c.inFlight[id]:
+		return duplicate
+	case c.maxInFlight > 0 && len(c.inFlight) >= c.maxInFlight:
+		return busy
+	}
+	c.inFlight[id] = true
+	return admitted
+}
+
+// answered ends the request id's time in flight: the SDK writes its
+// response once the handler has returned, so its work is over. It is
+// called before the response is written, so that a client sending its
+// next request as soon as it reads the reply finds the slot free.
+func (c *lineConn) answered(id jsonrpc.ID) {
+	c.inFlightMu.Lock()
+	defer c.inFlightMu.Unlock()
+	delete(c.inFlight, id)
 }
 
 func (c *lineConn) SessionID() string { return "" }
@@ -82,6 +140,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(r.ID)
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -139,6 +200,9 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 			err = firstErr(c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: message over %d bytes", MaxMCPLine)), err)
 		case len(msg) > 0:
 			m, id, code, why := decodeLine(msg)
+			if code == 0 {
+				id, code, why = c.admission(m)
+			}
 			if code != 0 {
 				err = firstErr(c.refuse(id, code, why), err)
 			} else if !c.deliver(lineMsg{msg: m}) {
@@ -151,6 +215,30 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 			return
 		}
 	}
+}
+
+// admission decides whether the SDK gets m: notifications and responses
+// always (they get no reply, so they hold nothing here), a request when
+// admit takes it. Otherwise code and why are the refusal, for the raw id.
+func (c *lineConn) admission(m jsonrpc.Message) (id json.RawMessage, code int, why string) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return nil, 0, ""
+	}
+	switch c.admit(req.ID) {
+	case busy:
+		code, why = busyCode, fmt.Sprintf("server busy: %d requests in flight, the most it takes (--max-concurrent); send this one again once a reply comes", c.maxInFlight)
+	case duplicate:
+		code, why = jsonrpc.CodeInvalidRequest, "invalid request: the id of a request still in flight"
+	default:
+		c.refusing = false
+		return nil, 0, ""
+	}
+	id, err := json.Marshal(req.ID.Raw())
+	if err != nil {
+		id = nil // null, as for a request whose id cannot be read
+	}
+	return id, code, why
 }
 
 // firstErr is the first error of a write and a read: a failed reply ends the
@@ -169,9 +257,15 @@ func (c *lineConn) refuse(id json.RawMessage, code int, message string) error {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	if c.logger != nil {
+	switch {
+	case c.logger == nil:
+	case code != busyCode:
 		c.logger.Printf("refused a malformed message (%d): %s", code, termtext.Escape(message))
+	case !c.refusing:
+		// One line for a run of refusals, however many a client pipelines.
+		c.logger.Printf("busy: refusing requests over --max-concurrent %d until one is answered", c.maxInFlight)
 	}
+	c.refusing = code == busyCode
 	data, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -282,7 +376,9 @@ func jsonDepth(data []byte) int {
 
 // NewStdioTransport is MCP's stdio transport over in and out
 // (newline-delimited JSON-RPC) that answers a malformed line with a
-// JSON-RPC error and reads on, logging what it refused to logger.
-func NewStdioTransport(in io.Reader, out io.Writer, logger *log.Logger) mcp.Transport {
-	return &lineTransport{in: in, out: out, logger: logger}
+// JSON-RPC error and reads on, logging what it refused to logger. At most
+// maxInFlight requests are worked on at once (0: no bound); one more is
+// answered at once with a JSON-RPC error (code -32000, server busy).
+func NewStdioTransport(in io.Reader, out io.Writer, logger *log.Logger, maxInFlight int) mcp.Transport {
+	return &lineTransport{in: in, out: out, logger: logger, maxInFlight: maxInFlight}
 }

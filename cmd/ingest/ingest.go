@@ -25,6 +25,9 @@ type streams struct {
 	Out io.Writer
 	Err io.Writer
 	TTY bool // Err is a terminal: draw a progress bar
+	// OutTTY says Out is a terminal: stored text printed to it is escaped
+	// (cli.TerminalText) unless --raw asks for it as stored.
+	OutTTY bool
 	// Width is the terminal's width in columns, asked at every redraw (nil
 	// or 0: 80).
 	Width func() int

@@ -26,7 +26,7 @@ func main() {
 	}
 	stopProfiles := cli.StartProfiles(os.Stderr)
 	ctx, stop := cli.NotifyContext(context.Background())
-	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: termtext.IsTerminal(os.Stdout),
 		TTY: termtext.IsTerminal(os.Stderr), Width: func() int { return termtext.Width(os.Stderr) }}, os.Args[1:])
 	stop()
 	stopProfiles()

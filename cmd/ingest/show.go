@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/docgraph/docgraph/cmd/internal/cli"
 	"github.com/docgraph/docgraph/pipeline"
 )
 
@@ -15,7 +16,10 @@ type showOptions struct {
 	Config   string
 	JSON     bool
 	TextOnly bool
-	Target   string
+	// Raw prints the text as stored even on a terminal, where its control
+	// characters are otherwise escaped.
+	Raw    bool
+	Target string
 }
 
 func newShowCmd(io streams) *cobra.Command {
@@ -27,7 +31,13 @@ func newShowCmd(io streams) *cobra.Command {
 their token counts and byte ranges, and its text rebuilt from the chunks by
 their offsets (the whitespace the splitter trimmed between two chunks comes
 back as spaces and newlines of the same length, so offsets stay exact).
-It reads the store only; the file itself is not opened.`,
+It reads the store only; the file itself is not opened.
+
+On a terminal, control characters in the text (escape sequences that
+would clear the screen or retitle the window, bidirectional overrides) are
+shown escaped, as \x1b or \u202e; lines and tabs are kept. --raw, or an
+output that is no terminal (a pipe, a file), gets the text as stored;
+--json escapes it as JSON does.`,
 		Args:          cobra.ExactArgs(1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -45,6 +55,7 @@ It reads the store only; the file itself is not opened.`,
 	opts.Settings.AddStoreFlags(fs)
 	fs.BoolVar(&opts.JSON, "json", false, "print the document, its chunks and its text as JSON")
 	fs.BoolVar(&opts.TextOnly, "text", false, "print only the rebuilt text")
+	fs.BoolVar(&opts.Raw, "raw", false, "print the text as stored, control characters included, even on a terminal")
 	return cmd
 }
 
@@ -52,19 +63,20 @@ It reads the store only; the file itself is not opened.`,
 type shownDocument = pipeline.StoredDocument
 
 func runShow(ctx context.Context, opts *showOptions, io streams) error {
-	out, err := pipeline.ShowDocument(ctx, opts.Settings, opts.Target)
+	doc, err := pipeline.ShowDocument(ctx, opts.Settings, opts.Target)
 	if err != nil {
 		return err
 	}
-	switch {
-	case opts.JSON:
+	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	case opts.TextOnly:
-		out.WriteBody(io.Out)
-	default:
-		out.WriteText(io.Out)
+		return enc.Encode(doc)
 	}
-	return nil
+	out, flush := cli.TerminalText(io.Out, io.OutTTY && !opts.Raw)
+	if opts.TextOnly {
+		doc.WriteBody(out)
+	} else {
+		doc.WriteText(out)
+	}
+	return flush()
 }

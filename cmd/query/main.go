@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/docgraph/docgraph/cmd/internal/cli"
+	"github.com/docgraph/docgraph/internal/termtext"
 	_ "github.com/docgraph/docgraph/store/neo4j"
 	_ "github.com/docgraph/docgraph/store/sqlite"
 )
@@ -13,7 +14,7 @@ import (
 func main() {
 	stopProfiles := cli.StartProfiles(os.Stderr)
 	ctx, stop := cli.NotifyContext(context.Background())
-	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	err := execute(ctx, streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: termtext.IsTerminal(os.Stdout)}, os.Args[1:])
 	stop()
 	stopProfiles()
 	os.Exit(cli.ExitCode(err))

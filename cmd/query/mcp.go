@@ -13,6 +13,9 @@ import (
 type mcpOptions struct {
 	serverFlags
 	HTTP string
+	// MaxConcurrent bounds the requests worked on at once (serve's flag):
+	// over stdio every request counts, over HTTP every tool call.
+	MaxConcurrent int
 }
 
 func newMCPCmd(io streams) *cobra.Command {
@@ -33,7 +36,12 @@ the streamable HTTP transport at http://ADDR/mcp. Tools:
 
 It never writes to the store and follows another process's writes (ingest
 --watch). Over HTTP the same rules as serve hold: loopback only unless a
-bearer token is set (--token or DOCGRAPH_TOKEN).`,
+bearer token is set (--token or DOCGRAPH_TOKEN).
+
+At most --max-concurrent requests are worked on at once (over HTTP, tool
+calls); one more is answered at once with a JSON-RPC error (code -32000,
+server busy) rather than queued, so a client that sends thousands at once
+cannot grow the server without bound.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := opts.apply(cmd)
@@ -46,8 +54,10 @@ bearer token is set (--token or DOCGRAPH_TOKEN).`,
 			return err
 		},
 	}
-	opts.add(cmd.Flags())
-	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve the streamable HTTP transport on this address (path /mcp) instead of stdio")
+	fs := cmd.Flags()
+	opts.add(fs)
+	fs.StringVar(&opts.HTTP, "http", "", "serve the streamable HTTP transport on this address (path /mcp) instead of stdio")
+	fs.IntVar(&opts.MaxConcurrent, "max-concurrent", defaultMaxConcurrent(), "requests worked on at once; more are refused at once with a JSON-RPC error")
 	return cmd
 }
 
@@ -60,10 +70,10 @@ func runMCP(ctx context.Context, opts *mcpOptions, io streams, ready func(addr s
 		return err
 	}
 	defer stop()
-	srv := server.NewMCPServer(e, opts.Timeout)
+	srv := server.NewMCPServer(e, opts.Timeout, opts.MaxConcurrent)
 	if opts.HTTP == "" {
 		logger.Printf("serving %s over stdio", store.Redact(opts.Settings.Store))
-		err := srv.Run(ctx, server.NewStdioTransport(io.In, io.Out, logger))
+		err := srv.Run(ctx, server.NewStdioTransport(io.In, io.Out, logger, opts.MaxConcurrent))
 		if ctx.Err() != nil {
 			return nil // a signal, not a failure
 		}

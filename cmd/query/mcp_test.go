@@ -51,7 +51,7 @@ func connectMCP(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 func inMemoryMCP(t *testing.T, e *server.Engine) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.NewMCPServer(e, 30*time.Second).Connect(context.Background(), st, nil)
+	ss, err := server.NewMCPServer(e, 30*time.Second, 0).Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

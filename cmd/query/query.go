@@ -26,6 +26,9 @@ type streams struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// OutTTY says Out is a terminal: answers and stored text printed to
+	// it are escaped (cli.TerminalText) unless --raw asks for them as they are.
+	OutTTY bool
 }
 
 // retrievalFlags are the retrieval and answering knobs query and eval share.
@@ -84,6 +87,9 @@ type queryOptions struct {
 	Mode        string
 	JSON        bool
 	ContextOnly bool
+	// Raw prints answers and stored text as they are even on a terminal,
+	// where their control characters are otherwise escaped.
+	Raw bool
 	// Deadline bounds the whole query: keywords, retrieval, the answer
 	// and every retry (0: none).
 	Deadline time.Duration
@@ -140,7 +146,12 @@ context and from the model alone, and keeps the answers whose tokens the
 model was sure of (GraphRAG-FI; --tau-g, --tau-l).
 
 With --llm the answer streams to the terminal, citing passages as [n], and
-a sources list follows; without one the ranked passages are printed.
+a sources list follows; without one the ranked passages are printed. On a
+terminal, control characters in answers and in stored text (escape
+sequences that would clear the screen or retitle the window,
+bidirectional overrides) are shown escaped, as \x1b or \u202e; lines and
+tabs are kept. --raw, or an output that is no terminal, gets them as they
+are.
 --context-only prints the context the LLM would get; --json prints answer,
 sources, passages, entities, relations and per-stage timings, with the same
 keys in every mode.
@@ -174,6 +185,7 @@ empty, malformed or cut-off answer included), 130 on Ctrl-C.`,
 	fs.StringVar(&opts.Mode, "mode", retrieve.ModeMix, "retrieval mode: "+strings.Join(modes(), ", "))
 	fs.BoolVar(&opts.JSON, "json", false, "print answer, sources, passages, graph context and stage timings as JSON")
 	fs.BoolVar(&opts.ContextOnly, "context-only", false, "print only the assembled context")
+	fs.BoolVar(&opts.Raw, "raw", false, "print answers and stored text as they are, control characters included, even on a terminal")
 	fs.DurationVar(&opts.Deadline, "deadline", defaultDeadline, "give up on the whole query (keywords, retrieval, answer and all retries) after this long (0: never)")
 	fs.DurationVar(&opts.timeout, "timeout", 0, "older name of --deadline")
 	_ = fs.MarkDeprecated("timeout", "use --deadline")
@@ -254,11 +266,17 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 			fmt.Fprintln(io.Err, "warning:", cli.Escape(w))
 		}
 	}
+	out, flush := cli.TerminalText(io.Out, io.OutTTY && !opts.Raw)
+	defer func() {
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+	}()
 	if opts.ContextOnly {
 		if run.Logic != nil {
-			fmt.Fprintf(io.Err, "query: %s\n", run.Verdict())
+			fmt.Fprintf(io.Err, "query: %s\n", cli.OneLine(run.Verdict(), 0)) // may quote the model
 		}
-		fmt.Fprint(io.Out, run.ContextText())
+		fmt.Fprint(out, run.ContextText())
 		return nil
 	}
 	if opts.JSON || q.Integrate != "" {
@@ -266,13 +284,13 @@ func runQuery(ctx context.Context, opts *queryOptions, io streams) (err error) {
 			return err
 		}
 		if in := run.Integration; in != nil && in.Fallback != "" {
-			fmt.Fprintf(io.Err, "query: note: %s\n", in.Fallback)
+			fmt.Fprintf(io.Err, "query: note: %s\n", cli.OneLine(in.Fallback, 0))
 		}
 		if opts.JSON {
-			return run.Response().Write(ctx, io.Out)
+			return run.Response().Write(ctx, io.Out) // JSON escapes what a terminal must not get raw
 		}
 	}
-	return run.WriteText(ctx, io.Out)
+	return run.WriteText(ctx, out)
 }
 
 // openSession opens what a query reads: the embedder (the store's own

@@ -144,10 +144,15 @@ DOCGRAPH_TOKEN). SIGTERM finishes requests in flight, then exits.`,
 	fs := cmd.Flags()
 	opts.add(fs)
 	fs.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.IntVar(&opts.MaxConcurrent, "max-concurrent", max(4, 2*runtime.GOMAXPROCS(0)), "requests worked on at once; more wait their turn")
+	fs.IntVar(&opts.MaxConcurrent, "max-concurrent", defaultMaxConcurrent(), "requests worked on at once; more wait their turn")
 	fs.BoolVar(&opts.AccessLog, "access-log", true, "log one line per request to stderr (method, path, status, time)")
 	return cmd
 }
+
+// defaultMaxConcurrent is --max-concurrent unless set, for serve and mcp:
+// twice the CPUs, at least 4 (a request mostly waits on the store or a
+// model, so more than one per CPU keeps them busy).
+func defaultMaxConcurrent() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 // runServe serves until ctx ends, then shuts down gracefully. ready, when
 // not nil, hears the address once the server listens.

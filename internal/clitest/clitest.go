@@ -259,3 +259,41 @@ func CheckUserErrors(t *testing.T, dir string, cases []UserError, untouched []st
 		})
 	}
 }
+
+// OnTerminal runs cmd to its end (at most two minutes) with its standard
+// output on a pseudo-terminal, as when a person runs it, and returns what
+// it did: Stdout is what the terminal received, byte for byte. Standard
+// error is a pipe. It skips the test where no pseudo-terminal can be
+// opened.
+func OnTerminal(t *testing.T, cmd *exec.Cmd) Result {
+	t.Helper()
+	master, tty, err := openPTY()
+	if err != nil {
+		t.Skip("no pseudo-terminal:", err)
+	}
+	defer master.Close()
+	// Read all along: a terminal holds a few KB, and a child writing more
+	// than that to a full one would wait forever.
+	var out bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		_, _ = io.Copy(&out, master) // ends with EIO once no process holds the terminal
+	}()
+	c := &Process{cmd: cmd, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = tty, &c.errb
+	err = cmd.Start()
+	tty.Close() // the child has its own copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- cmd.Wait() }()
+	r := c.Wait(t)
+	select {
+	case <-read:
+	case <-time.After(time.Minute):
+		t.Fatal("the terminal's output did not end after the child exited")
+	}
+	r.Stdout = out.String()
+	return r
+}

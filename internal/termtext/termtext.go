@@ -1,9 +1,10 @@
 // Package termtext makes text from files, requests and models safe to
-// print on one line of a terminal or a log. It sits below every other
-// package of the module, so that the commands and the query server (which
-// logs what clients send) escape alike. It also measures text in terminal
-// columns and asks a terminal its width, for output drawn in place (a
-// progress bar) that must never wrap.
+// print on one line of a terminal or a log (Escape, OneLine), or as text
+// of many lines, whole or streamed (EscapeText, TextWriter). It sits below
+// every other package of the module, so that the commands and the query
+// server (which logs what clients send) escape alike. It also measures
+// text in terminal columns and asks a terminal its width, for output drawn
+// in place (a progress bar) that must never wrap.
 package termtext
 
 import (
