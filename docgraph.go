@@ -173,7 +173,9 @@ func (g *Graph) Store() store.Store { return g.st }
 // extracted and written, unchanged ones skipped. A file that fails is
 // reported in the summary and never stops the others; the error is for
 // the run itself (ctx cancelled, the store unusable, a model that stopped
-// answering). Cancelling ctx rolls the documents in flight back.
+// answering). Cancelling ctx rolls the documents in flight back. Symbolic
+// links leading outside paths are passed over unread unless the settings
+// say FollowOutsideLinks (see pipeline.Walk).
 func (g *Graph) Ingest(ctx context.Context, paths ...string) (*IngestSummary, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("docgraph: ingest: no paths")

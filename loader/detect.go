@@ -35,6 +35,9 @@ func Readable(path string) bool {
 
 // sniffFile names the format a file's first bytes show, "" for none.
 func sniffFile(path string) string {
+	if PseudoFS(path) != "" {
+		return "" // never opened: see Loader.read
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""

@@ -337,6 +337,12 @@ func (l *Loader) parse(ctx context.Context, name string, data []byte, depth int)
 // limit is enforced on the bytes actually read too, because Stat lies for
 // pipes and files that grow while we read them.
 func (l *Loader) read(path string) ([]byte, os.FileInfo, error) {
+	// Asked before the open: O_NONBLOCK does not keep a read of /proc/kmsg
+	// from waiting (the runtime parks it until the kernel logs), and
+	// nothing is to be had from such files anyway.
+	if fs := PseudoFS(path); fs != "" {
+		return nil, nil, fmt.Errorf("%w: %s", ErrUnsupported, PseudoFSReason(fs))
+	}
 	// Non-blocking, so that opening a named pipe returns at once (a plain
 	// open waits for a writer, forever) and the check below refuses it;
 	// reads of a regular file are unaffected.

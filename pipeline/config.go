@@ -45,6 +45,10 @@ type Settings struct {
 	// WriteRetryBudget bounds how long a write transaction is retried after
 	// transient failures (deadlocks between processes, a busy database).
 	WriteRetryBudget time.Duration
+	// FollowOutsideLinks reads the files that symbolic links in the
+	// folders lead to outside the paths given; off (the default), such
+	// links are listed as not ingested and never opened.
+	FollowOutsideLinks bool
 	LLMSettings
 }
 
@@ -311,6 +315,8 @@ func New(s Settings, m *Models, st Store) (*Pipeline, error) {
 		Store:       st,
 		Concurrency: s.Concurrency,
 		Fingerprint: Fingerprint(s, m.ExtractorName(), m.Embedder),
+
+		FollowOutsideLinks: s.FollowOutsideLinks,
 	}, nil
 }
 
@@ -346,4 +352,5 @@ func (s *Settings) AddIngestFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Concurrency, "concurrency", 4, "documents (and chunk extractions) processed at once")
 	s.MaxFileSize = ByteSize(loader.DefaultMaxBytes)
 	fs.Var(&s.MaxFileSize, "max-file-size", "largest file read, e.g. 64MiB or 200MB; bigger files fail with a message naming this flag (at most 1GiB)")
+	fs.BoolVar(&s.FollowOutsideLinks, "follow-outside-links", false, "read the files that symbolic links in the folders lead to outside the paths given (off: such links are listed as not ingested and never opened)")
 }

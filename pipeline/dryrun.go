@@ -53,7 +53,7 @@ type DryRunSummary struct {
 // and look it up in the LLM response cache. It writes nothing and calls no
 // model.
 func (p *Pipeline) DryRun(ctx context.Context, paths []string) (*DryRunSummary, error) {
-	files, walkFailures, err := Walk(paths)
+	files, walkFailures, err := walk(paths, newScope(paths, p.FollowOutsideLinks))
 	if err != nil {
 		return nil, err
 	}

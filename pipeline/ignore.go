@@ -3,13 +3,17 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/docgraph/docgraph/loader"
 )
 
 // IgnoreFile names the per-folder file of gitignore-style patterns that keep
@@ -230,18 +234,23 @@ func chainIgnores(chain []ignoreLevel, p string, isDir bool) bool {
 // folder's ignore file once (and giving it to rules, if not nil). Entries
 // that are hidden, editors' scratch files or ignored are left out; visit is
 // called for every other entry, and a folder is entered when visit returns
-// true. problem hears about a folder that cannot be read and about an
-// ignore file that cannot be read (ignoreFile set); either way that folder
-// is left out and the walk goes on. Symbolic links are reported to visit as
-// they are, never followed.
+// true. problem hears about a folder that cannot be read or lies on a
+// pseudo file system (loader.PseudoFS: /proc mounted in a chroot), and
+// about an ignore file that cannot be read (ignoreFile set); either way
+// that folder is left out and the walk goes on. Symbolic links are
+// reported to visit as they are, never followed.
 func walkTree(root string, rules func(dir string, ip *IgnorePatterns), visit func(path string, d fs.DirEntry) bool,
 	problem func(path string, err error, ignoreFile bool)) {
 	var chain []ignoreLevel
 	var walk func(dir string)
 	walk = func(dir string) {
-		entries, err := os.ReadDir(dir)
+		entries, pseudo, err := listFolder(dir)
 		if err != nil {
 			problem(dir, folderError(dir, err), false)
+			return
+		}
+		if pseudo != "" {
+			problem(dir, fmt.Errorf("%s: %s", dir, loader.PseudoFSReason(pseudo)), false)
 			return
 		}
 		pushed := false
@@ -249,7 +258,7 @@ func walkTree(root string, rules func(dir string, ip *IgnorePatterns), visit fun
 			if e.Name() != IgnoreFile {
 				continue
 			}
-			data, err := os.ReadFile(filepath.Join(dir, IgnoreFile))
+			data, err := readIgnoreFile(filepath.Join(dir, IgnoreFile))
 			if err != nil {
 				problem(dir, fmt.Errorf("%s: cannot read its %s, so the folder is left out: %w", dir, IgnoreFile, cause(err)), true)
 				return
@@ -275,6 +284,50 @@ func walkTree(root string, rules func(dir string, ip *IgnorePatterns), visit fun
 		}
 	}
 	walk(root)
+}
+
+// listFolder is os.ReadDir (entries sorted by name), except that a folder
+// on a pseudo file system is not listed: pseudo names the file system.
+// The open folder is asked (loader.PseudoFSOf), so a deep folder's long
+// path is not looked up twice.
+func listFolder(dir string) (entries []fs.DirEntry, pseudo string, err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if pseudo := loader.PseudoFSOf(f); pseudo != "" {
+		return nil, pseudo, nil
+	}
+	entries, err = f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, "", err
+}
+
+// readIgnoreFile reads an ignore file as the loader reads a document, so
+// that a named pipe or a link to /proc/kmsg called .docgraphignore cannot
+// block the walk: nothing on a pseudo file system, opened non-blocking
+// (a pipe's open waits for a writer otherwise), a regular file only.
+func readIgnoreFile(path string) ([]byte, error) {
+	if fs := loader.PseudoFS(path); fs != "" {
+		return nil, errors.New(loader.PseudoFSReason(fs))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case info.IsDir():
+		return nil, errors.New("is a folder")
+	case !info.Mode().IsRegular():
+		return nil, fmt.Errorf("not a regular file (%s)", fileKind(info.Mode()))
+	}
+	return io.ReadAll(f)
 }
 
 // folderError says why a folder could not be listed.

@@ -148,7 +148,7 @@ func localPath(d store.Document) bool {
 // row beside the path's done version (a new version a crash interrupted) or
 // of a file that is gone is removed; a row with chunks whose file is gone is
 // done again (prune decides about it).
-func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string, error) {
+func (p *Pipeline) withUnfinished(ctx context.Context, files []string, sc *scope) ([]string, error) {
 	docs, err := p.Store.Documents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("resume: list documents: %w", err)
@@ -163,7 +163,9 @@ func (p *Pipeline) withUnfinished(ctx context.Context, files []string) ([]string
 			continue // done, or another live run is at work on it
 		}
 		info, statErr := os.Stat(d.Path)
-		exists := statErr == nil && info.Mode().IsRegular() && loader.Readable(d.Path)
+		// A path that has become a link leading out of sc is no file of
+		// this run's either: never read, whatever was queued for it.
+		exists := statErr == nil && info.Mode().IsRegular() && !sc.leadsOut(d.Path) && loader.Readable(d.Path)
 		superseded := false
 		if exists && d.Chunks == 0 {
 			cur, err := p.Store.DocumentByPath(ctx, d.Path)

@@ -80,6 +80,10 @@ type Pipeline struct {
 	// LeaseTTL is how long a claim on a document lasts without renewal
 	// (zero: DefaultLeaseTTL); the run renews it every third of that.
 	LeaseTTL time.Duration
+	// FollowOutsideLinks reads the files that symbolic links inside the
+	// folders lead to outside them (Settings.FollowOutsideLinks); off, such
+	// links are passed over unread (see scope).
+	FollowOutsideLinks bool
 	// Stalled, when set, is asked every stallPoll while files are built;
 	// an error (an *llm.StallError: the model has answered nothing for the
 	// stall window) stops the run: documents in flight are rolled back
@@ -284,6 +288,9 @@ type Options struct {
 	// Stop, when closed, keeps the run from starting further files; files
 	// in flight finish under ctx. Skipped files and prune are then left out.
 	Stop <-chan struct{}
+	// within, when set, is where links may lead instead of the run's
+	// paths: watch mode ingests its folders' files named one by one.
+	within *scope
 }
 
 // Ingest loads every supported file under paths and brings the store up to
@@ -291,11 +298,15 @@ type Options struct {
 // error is for failures of the run itself (cancelled, store unusable).
 func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*Summary, error) {
 	start := time.Now()
-	files, walkFailures, err := Walk(paths)
+	sc := opts.within
+	if sc == nil {
+		sc = newScope(paths, p.FollowOutsideLinks)
+	}
+	files, walkFailures, err := walk(paths, sc)
 	if err != nil {
 		return nil, err
 	}
-	if files, err = p.withUnfinished(ctx, files); err != nil {
+	if files, err = p.withUnfinished(ctx, files, sc); err != nil {
 		return nil, err
 	}
 	if p.Progress != nil {
@@ -368,7 +379,7 @@ func (p *Pipeline) Ingest(ctx context.Context, paths []string, opts Options) (*S
 		return sum, fmt.Errorf("ingest interrupted: %w", err)
 	}
 	if opts.Prune && sum.Skipped == 0 && !stopped(opts.Stop) {
-		if err := p.prune(ctx, paths, record); err != nil {
+		if err := p.prune(ctx, paths, sc, record); err != nil {
 			return sum, err
 		}
 	}
@@ -1068,10 +1079,11 @@ func failedLoadKey(key string) string {
 	return key + ";loader=" + loader.Version
 }
 
-// prune deletes the documents under paths whose files are gone. A path
-// that is itself gone or unreadable prunes nothing: an unmounted drive or
-// a mistyped folder must not empty the store.
-func (p *Pipeline) prune(ctx context.Context, paths []string, record func(FileResult)) error {
+// prune deletes the documents under paths whose files are gone, or are now
+// links leading out of sc, which no run reads. A path that is itself gone
+// or unreadable prunes nothing: an unmounted drive or a mistyped folder
+// must not empty the store.
+func (p *Pipeline) prune(ctx context.Context, paths []string, sc *scope, record func(FileResult)) error {
 	var roots []string
 	for _, path := range paths {
 		abs, err := filepath.Abs(path)
@@ -1093,7 +1105,7 @@ func (p *Pipeline) prune(ctx context.Context, paths []string, record func(FileRe
 		if !localPath(d) || !slices.ContainsFunc(roots, func(root string) bool { return underRoot(d.Path, root) }) {
 			continue
 		}
-		if _, err := os.Stat(d.Path); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(d.Path); !errors.Is(err, fs.ErrNotExist) && !sc.leadsOut(d.Path) {
 			continue
 		}
 		start := time.Now()
@@ -1142,17 +1154,29 @@ func countOutcome(rs []FileResult, o Outcome) int {
 // Inside folders, hidden files, editors' scratch files and whatever
 // .docgraphignore files exclude are left out silently; the ignore files are
 // read once per folder. A symbolic link to a file is followed (the document
-// keeps the link's path); one to a folder is not (no loops, no escaping the
-// tree). Every other path passed over is in the returned results: as
-// Unsupported when it is no document docgraph reads (another or no
-// extension, a link to a folder), as Failed when it should have been one
+// keeps the link's path) when its target, every link resolved, lies under
+// one of paths (each resolved too); one leading elsewhere is not, nor is
+// one to a folder (no loops, no escaping the tree). A path named in paths
+// is taken whatever it is a link to: it is what the user asked for.
+// Folders and files on a pseudo file system (/proc, /sys: see
+// loader.PseudoFS) are never opened: their reads can block or never end.
+// Every other path passed over is in the returned results: as Unsupported
+// when it is no document docgraph reads (another or no extension, a link
+// to a folder or leading outside), as Failed when it should have been one
 // and cannot be (a folder that cannot be read or lies deeper than the
-// system's path limit, a named pipe, device or socket, a broken link, a
-// named argument that is missing or unsupported). A regular file whose
-// name says nothing docgraph knows is judged by its first 4 KiB (see
-// loader.Readable); nothing else is opened, so a named pipe cannot block
-// the walk. The error is for the run as a whole.
+// system's path limit, a named pipe, device or socket, a file or folder on
+// a pseudo file system, a broken link, a named argument that is missing or
+// unsupported). A regular file whose name says nothing docgraph knows is
+// judged by its first 4 KiB (see loader.Readable); nothing else is opened,
+// so a named pipe cannot block the walk. The error is for the run as a
+// whole. Ingest walks the same way, following links wherever they lead
+// with Pipeline.FollowOutsideLinks.
 func Walk(paths []string) ([]string, []FileResult, error) {
+	return walk(paths, newScope(paths, false))
+}
+
+// walk is Walk with links judged by sc.
+func walk(paths []string, sc *scope) ([]string, []FileResult, error) {
 	seen := map[string]bool{}
 	var files []string
 	var passed []FileResult
@@ -1169,11 +1193,17 @@ func Walk(paths []string) ([]string, []FileResult, error) {
 			return nil, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		info, err := os.Stat(abs)
+		pseudo := ""
+		if err == nil {
+			pseudo = loader.PseudoFS(abs)
+		}
 		switch {
 		case err != nil:
 			fail(abs, fmt.Sprintf("%s: %v", p, errors.Unwrap(err)))
+		case pseudo != "":
+			fail(abs, fmt.Sprintf("%s: %s", p, loader.PseudoFSReason(pseudo)))
 		case info.IsDir():
-			walkFolder(abs, add, &passed)
+			walkFolder(abs, sc, add, &passed)
 		case !loader.Supported(abs) && !(info.Mode().IsRegular() && loader.Readable(abs)):
 			fail(abs, fmt.Sprintf("%s: unsupported file type (want one of %s, or a file whose content is one)", p, strings.Join(loader.Extensions(), " ")))
 		case !info.Mode().IsRegular():
@@ -1187,7 +1217,7 @@ func Walk(paths []string) ([]string, []FileResult, error) {
 }
 
 // walkFolder adds the documents under root and records what it passes over.
-func walkFolder(root string, add func(string), passed *[]FileResult) {
+func walkFolder(root string, sc *scope, add func(string), passed *[]FileResult) {
 	record := func(p string, o Outcome, msg string) {
 		*passed = append(*passed, FileResult{Path: p, Outcome: o, Error: msg})
 	}
@@ -1204,6 +1234,16 @@ func walkFolder(root string, add func(string), passed *[]FileResult) {
 				return false
 			case info.IsDir():
 				record(p, Unsupported, "symbolic link to a folder, not followed")
+				return false
+			case sc.leadsOut(p):
+				record(p, Unsupported, linkOutside)
+				return false
+			}
+			// A link may lead where no folder of the walk is (with
+			// FollowOutsideLinks, or to a pseudo file system mounted
+			// inside the tree): asked before Readable opens it.
+			if fs := loader.PseudoFS(p); fs != "" {
+				record(p, Failed, fmt.Sprintf("%s: %s", p, loader.PseudoFSReason(fs)))
 				return false
 			}
 			mode = info.Mode().Type()

@@ -28,7 +28,7 @@ var configKeys = map[string]bound{
 	"chunk-tokens": {"16", "65536"}, "chunk-overlap": {"0", "65535"}, "concurrency": {"1", "256"},
 	"prune": {}, "json": {}, "watch": {}, "dry-run": {},
 	"debounce": {"0s", "1h"}, "shutdown-timeout": {"0s", "24h"}, "kg-triples": {},
-	"max-file-size": {"1KiB", "1GiB"},
+	"max-file-size": {"1KiB", "1GiB"}, "follow-outside-links": {},
 	// models (ingest, delete, query)
 	"llm": {}, "gleaning": {"0", "20"}, "ner-variant": {}, "entity-types": {},
 	"llm-concurrency": {"1", "1024"}, "rpm": {"0", "100000000"}, "tpm": {"0", "10000000000"},

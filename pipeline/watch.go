@@ -103,6 +103,9 @@ func (p *Pipeline) Watch(ctx context.Context, roots []string, opts ...WatchOptio
 		if !info.IsDir() {
 			return fmt.Errorf("watch %s: not a folder", r)
 		}
+		if fs := loader.PseudoFS(a); fs != "" {
+			return fmt.Errorf("watch %s: %s", r, loader.PseudoFSReason(fs))
+		}
 		abs = append(abs, a)
 	}
 	if len(abs) == 0 {
@@ -120,6 +123,7 @@ func (p *Pipeline) Watch(ctx context.Context, roots []string, opts ...WatchOptio
 
 	w := &watcher{
 		p: p, cfg: cfg, roots: abs, ig: ig, fsw: fsw,
+		scope: newScope(abs, p.FollowOutsideLinks),
 		dirs:  map[string]bool{},
 		queue: map[string]pending{},
 		wake:  make(chan struct{}, 1),
@@ -154,6 +158,8 @@ type watcher struct {
 	roots []string
 	ig    *Ignore
 	fsw   *fsnotify.Watcher
+	// scope judges links as a batch run over the roots would (Walk).
+	scope *scope
 
 	mu    sync.Mutex
 	dirs  map[string]bool    // folders with a watch
@@ -199,7 +205,7 @@ func (w *watcher) addTree(dir string) ([]string, error) {
 			return nil // vanished or unreadable while walking: its own event will say
 		}
 		if d.IsDir() {
-			if w.ig.Skip(p, true) {
+			if w.ig.Skip(p, true) || loader.PseudoFS(p) != "" {
 				return fs.SkipDir
 			}
 			if err := w.fsw.Add(p); err != nil {
@@ -216,12 +222,24 @@ func (w *watcher) addTree(dir string) ([]string, error) {
 			w.mu.Unlock()
 			return nil
 		}
-		if d.Type().IsRegular() && loader.Readable(p) && !w.ig.Skip(p, false) {
+		if d.Type().IsRegular() && loader.Readable(p) && !w.ig.Skip(p, false) ||
+			d.Type()&fs.ModeSymlink != 0 && w.linkedFile(p) {
 			files = append(files, p)
 		}
 		return nil
 	})
 	return files, err
+}
+
+// linkedFile reports whether the symbolic link at path is taken as a
+// document, as Walk takes it: it leads to a readable regular file that
+// stays in the scope, off any pseudo file system, and is not ignored.
+func (w *watcher) linkedFile(path string) bool {
+	if w.ig.Skip(path, false) || w.scope.leadsOut(path) || loader.PseudoFS(path) != "" {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && loader.Readable(path)
 }
 
 // sync brings the store up to date with the folders as they are now.
@@ -237,17 +255,21 @@ func (w *watcher) sync(ctx context.Context, prog Progress) (*Summary, error) {
 	w.p.owner() // the copy runs under the same lease owner
 	q := *w.p
 	q.Progress = prog
-	sum, err := q.Ingest(ctx, files, Options{Prune: true, Stop: w.cfg.stop})
+	sum, err := q.Ingest(ctx, files, Options{Prune: true, Stop: w.cfg.stop, within: w.scope})
 	if err != nil {
 		return sum, err
 	}
-	// Documents of files an ignore rule now excludes leave the graph.
+	// Documents of files an ignore rule now excludes, and of paths now
+	// links leading out of the folders, leave the graph.
 	docs, err := w.p.Store.Documents(ctx)
 	if err != nil {
 		return sum, fmt.Errorf("watch: list documents: %w", err)
 	}
 	for _, d := range docs {
-		if !localPath(d) || w.ig.rootOf(d.Path) == "" || !w.ig.Skip(d.Path, false) || w.stopped() {
+		if !localPath(d) || w.ig.rootOf(d.Path) == "" || w.stopped() {
+			continue
+		}
+		if !w.ig.Skip(d.Path, false) && !w.scope.leadsOut(d.Path) {
 			continue
 		}
 		r, err := w.p.DeleteDocument(ctx, d)
@@ -310,6 +332,13 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 			w.markPending(ctx, f)
 			w.enqueue(f, w.cfg.debounce, false)
 		}
+	case err == nil && info.Mode()&fs.ModeSymlink != 0:
+		if w.ig.Skip(name, false) {
+			return
+		}
+		// Where it leads is judged once it is due (process), as Walk
+		// judges it: it may be made before its target, or retargeted.
+		w.enqueue(name, w.cfg.debounce, false)
 	case err == nil:
 		if !info.Mode().IsRegular() || w.ig.Skip(name, false) {
 			return
@@ -359,8 +388,9 @@ func (w *watcher) event(ctx context.Context, ev fsnotify.Event) {
 }
 
 // reportUnsupported tells once per path that a file in the tree is of a
-// type docgraph does not read, so a new notes.xlsx is not silently ignored.
-func (w *watcher) reportUnsupported(name string) {
+// type docgraph does not read (or a link leading out of the folders: why
+// says which), so a new notes.xlsx is not silently ignored.
+func (w *watcher) reportUnsupported(name, why string) {
 	w.mu.Lock()
 	if w.unsupported == nil {
 		w.unsupported = map[string]bool{}
@@ -369,7 +399,7 @@ func (w *watcher) reportUnsupported(name string) {
 	w.unsupported[name] = true
 	w.mu.Unlock()
 	if !seen {
-		w.report(FileResult{Path: name, Outcome: Unsupported, Error: unsupportedReason(name)})
+		w.report(FileResult{Path: name, Outcome: Unsupported, Error: why})
 	}
 }
 
@@ -483,9 +513,15 @@ func (w *watcher) process(ctx context.Context, batch map[string]pending) error {
 	var present, gone []string
 	for _, p := range paths {
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			if w.scope.leadsOut(p) {
+				w.reportUnsupported(p, linkOutside)
+				// Never read; what it was read as before goes.
+				gone = append(gone, p)
+				continue
+			}
 			if !loader.Supported(p) && !batch[p].dir {
 				if !loader.Readable(p) {
-					w.reportUnsupported(p)
+					w.reportUnsupported(p, unsupportedReason(p))
 					// What it was read as before, if anything, goes.
 					gone = append(gone, p)
 					continue
