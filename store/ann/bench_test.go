@@ -181,6 +181,7 @@ func BenchmarkFileAtSize(b *testing.B) {
 		size := w.Stats().FileBytes
 		w.Close()
 		b.Run(fmt.Sprintf("Open/n=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
 			for b.Loop() {
 				r, err := OpenReader(path)
 				if err != nil {
@@ -188,6 +189,7 @@ func BenchmarkFileAtSize(b *testing.B) {
 				}
 				r.Close()
 			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 			b.ReportMetric(float64(size)/1e6, "file-MB")
 		})
 		b.Run(fmt.Sprintf("Apply/n=%d/batch=100", n), func(b *testing.B) {
