@@ -254,6 +254,9 @@ type Summary struct {
 	// EntitiesMerged counts names entity resolution folded into another
 	// name of the same document (graphbuild.Resolve).
 	EntitiesMerged int `json:"entities_merged"`
+	// IndexError says why the store's index files could not be written
+	// after the documents (Conclude); empty when they were.
+	IndexError string `json:"index_error,omitempty"`
 }
 
 // MarshalJSON writes empty lists as [] rather than null.
@@ -1285,18 +1288,32 @@ func fileKind(m fs.FileMode) string {
 	return "not readable as a document"
 }
 
+// IndexSyncer is a store with index files beside its data (the SQLite
+// store's vector index and passage graph files): caches, brought up to
+// date by the store itself, that a run waits for before it reports.
+type IndexSyncer interface {
+	// SyncIndexes waits until the index files hold everything written,
+	// and says why they could not be written (a full disk).
+	SyncIndexes(ctx context.Context) error
+}
+
 // Conclude completes sum, what Ingest returned with err, once the run is
-// over: it adds the statistics of models (nil: none), and after a run that
-// changed the store it builds the store's vector caches, so that the
-// first query is fast. A cache that cannot be built costs only speed.
-func (p *Pipeline) Conclude(ctx context.Context, sum *Summary, models *Models, err error) {
-	if w, ok := p.Store.(interface{ SaveSidecars(context.Context) error }); ok && err == nil && sum != nil && sum.Added+sum.Updated+sum.Deleted+sum.Renamed > 0 {
-		// Streamed from the rows: ingest searches nothing, so it holds no
-		// matrix.
-		_ = w.SaveSidecars(ctx)
+// over: it adds the statistics of models (nil: none), and waits for the
+// store's index files (IndexSyncer). It returns the failure to write them,
+// also in sum.IndexError: the documents are stored and searches stay
+// correct (they scan every vector) until a later run writes the files, but
+// the run is not complete. A run that failed (err) is not waited for.
+func (p *Pipeline) Conclude(ctx context.Context, sum *Summary, models *Models, err error) error {
+	var ierr error
+	if w, ok := p.Store.(IndexSyncer); ok && err == nil && sum != nil && ctx.Err() == nil {
+		if ierr = w.SyncIndexes(ctx); ierr != nil && ctx.Err() == nil {
+			sum.IndexError = ierr.Error()
+		} else {
+			ierr = nil // interrupted: the run says so
+		}
 	}
 	if sum == nil || models == nil {
-		return
+		return ierr
 	}
 	sum.LLM = models.Stats()
 	if sum.LLM != nil && sum.LLM.UnusableAnswers > int64(sum.UnusableAnswers) {
@@ -1304,4 +1321,5 @@ func (p *Pipeline) Conclude(ctx context.Context, sum *Summary, models *Models, e
 		// stopped; the model's count has every answer of the run.
 		sum.UnusableAnswers = int(sum.LLM.UnusableAnswers)
 	}
+	return ierr
 }

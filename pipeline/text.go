@@ -86,6 +86,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "stopped: %d files not started; they are picked up by the next run\n", s.Skipped)
 	}
+	if s.IndexError != "" {
+		fmt.Fprintf(w, "warning: index files not written (searches scan every vector until a run writes them): %s\n", termtext.OneLine(s.IndexError, MaxErrorBytes))
+	}
 }
 
 // Tidy is s with each failure and warning cut to one line (for JSON that
@@ -95,6 +98,7 @@ func (s *Summary) Tidy() *Summary {
 	out.Failures = TidyResults(s.Failures)
 	out.Warned = TidyResults(s.Warned)
 	out.ClaimedFiles = TidyResults(s.ClaimedFiles)
+	out.IndexError = termtext.OneLine(s.IndexError, MaxErrorBytes)
 	return &out
 }
 

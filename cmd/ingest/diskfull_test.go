@@ -11,7 +11,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/docgraph/docgraph/internal/clitest"
 	"github.com/docgraph/docgraph/store"
+	"github.com/docgraph/docgraph/store/ann"
 	"github.com/docgraph/docgraph/store/sqlite"
 )
 
@@ -131,5 +133,71 @@ func TestDiskFullIsOneError(t *testing.T) {
 	}
 	if n := doneCount(t, db); n != before || before != 20 {
 		t.Errorf("%d documents done, want the %d (of 20) written before the disk filled", n, before)
+	}
+}
+
+// TestIndexFilesOnFullDisk: when the disk fills while the index files are
+// written after the documents (the vector index files and the passage
+// graph file, caches beside the database), the run says so in its summary
+// and ends with exit status 1, as for a full disk while writing documents:
+// the run is not complete. The documents are all stored, and a run once
+// there is room writes the index files and ends with 0.
+//
+// The disk is real and really full (a small tmpfs of the test's own, see
+// clitest.OnSmallDisk). The database lives on the big disk, reached
+// through a link on the small one: SQLite keeps its journal beside the
+// file the link names, while the index files go beside the link, so the
+// documents find room and the index files do not.
+func TestIndexFilesOnFullDisk(t *testing.T) {
+	small := clitest.OnSmallDisk(t, 8<<20)
+	if small == "" {
+		return // the test ran in a child with a disk of its own
+	}
+	work := t.TempDir()
+	corpus(t, filepath.Join(work, "docs"), 12, 5)
+	db := filepath.Join(small, "g.db")
+	if err := os.Symlink(filepath.Join(work, "g.db"), db); err != nil {
+		t.Fatal(err)
+	}
+	filler := clitest.FillDisk(t, small)
+
+	url := "sqlite://" + db
+	out, errOut, err := runCmd(t, append(storeArgs(db), filepath.Join(work, "docs"))...)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code := exitCode(err); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	var errs []string
+	for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if strings.HasPrefix(l, "ingest:") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "ingest: store "+url+": ") || !strings.Contains(errs[0], "index files") || !strings.Contains(errs[0], "disk full") {
+		t.Errorf("errors %q, want one naming the store, its index files and the full disk", errs)
+	}
+	if !strings.Contains(out, "warning: index files not written") || !strings.Contains(out, "no space left on device") {
+		t.Errorf("the summary does not say the index files were not written:\n%s", out)
+	}
+	if n := doneCount(t, db); n != 12 {
+		t.Errorf("%d documents done, want all 12", n)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err = runCmd(t, append(storeArgs(db), filepath.Join(work, "docs"))...)
+	if err != nil || strings.Contains(out, "index files") {
+		t.Fatalf("the run once there is room: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	for _, kind := range []string{"chunks", "entities", "relations"} {
+		r, err := ann.OpenReader(db + ".ann-" + kind)
+		if err != nil {
+			t.Fatalf("index file %s after the run with room: %v", kind, err)
+		}
+		if r.Len() == 0 {
+			t.Errorf("index file %s is empty", kind)
+		}
+		r.Close()
 	}
 }

@@ -87,7 +87,10 @@ or as a key in docgraph.yaml (e.g. chunk-tokens: 512).
 
 Exit status: 0 when every file was ingested, 2 when some files failed (the
 others were still ingested), 130 (143 for SIGTERM) when a signal stopped the
-run early, 1 when the run itself failed or the command line was wrong.`,
+run early, 1 when the run itself failed or the command line was wrong,
+including when the store's index files could not be written after the
+documents (a full disk: the documents are stored, searches scan until a
+later run writes the files).`,
 		Args: pathsOrKG,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := pipeline.ApplyConfig(cmd.Flags(), opts.Config, cmd.Flags().Changed("config")); err != nil {
@@ -150,7 +153,7 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	sum, err := p.Ingest(sd.work, opts.Paths, pipeline.Options{Prune: opts.Prune, Stop: ctx.Done()})
 	err = sd.settle(err, io.Err)
 	prog.Finish()
-	p.Conclude(ctx, sum, models, err)
+	ierr := p.Conclude(ctx, sum, models, err)
 	if sum != nil {
 		if opts.JSON {
 			if jerr := writeJSON(io.Out, sum.Tidy()); jerr != nil {
@@ -175,10 +178,25 @@ func runIngest(ctx context.Context, opts *ingestOptions, io streams) error {
 	if in := cli.Interruption(ctx); in != nil {
 		return in // the summary says what was left for the next run
 	}
+	if ierr != nil {
+		return indexFilesError(pipeline.StoreURL(opts.Settings), ierr)
+	}
 	if sum.Failed > 0 {
 		return cli.Shown(errSomeFailed)
 	}
 	return nil
+}
+
+// indexFilesError is the one message of a run whose documents are stored
+// but whose index files could not be written after them: exit status 1, as
+// for a run stopped by a full disk, since the run is not complete.
+func indexFilesError(url string, err error) error {
+	why := "index files not written"
+	if store.DiskFull(err) {
+		why += ", disk full"
+	}
+	return fmt.Errorf("store %s: %s; the documents are stored, and searches scan every vector until a run writes the index files: %w",
+		store.Redact(url), why, err)
 }
 
 // unusableAnswersError is the one message of a run stopped because the

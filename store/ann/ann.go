@@ -14,13 +14,15 @@
 // (SearchOptions.Exact), which reads the vectors from wherever the caller
 // stores them.
 //
-// A file is used in place: opening it maps it and reads only the header, so
-// opening costs the same at any size, and a search touches the pages of the
-// nodes it visits. See format.go for the byte layout.
+// A file is used in place: opening it maps it and checks it (every block
+// of published records against its CRC: checksum.go), and a search then
+// touches the pages of the nodes it visits. See format.go for the byte
+// layout.
 package ann
 
 import (
 	"errors"
+	"strings"
 )
 
 // Errors returned by the package.
@@ -36,6 +38,10 @@ var (
 	ErrMismatch = errors.New("ann: dimension mismatch")
 	// ErrClosed is returned by the methods of a closed Reader or Writer.
 	ErrClosed = errors.New("ann: index is closed")
+	// ErrForeign is returned when an existing file's label differs from
+	// the one asked for (Options.Label): the file of another index, copied
+	// or renamed over this one.
+	ErrForeign = errors.New("ann: index file of another index")
 )
 
 // Default parameters.
@@ -63,6 +69,11 @@ type Options struct {
 	// Seed picks the random rotation and node levels. Part of the file:
 	// an existing file keeps its own.
 	Seed uint64
+	// Label is the caller's name for what the index holds (at most
+	// MaxLabel bytes), kept in the file: opening a file with another label
+	// fails with ErrForeign, so that the index of one kind of vector, or
+	// of another store, is never taken for this one's.
+	Label string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -80,6 +91,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.EfConstruction < 1 || o.EfConstruction > 1<<16 {
 		return o, errors.New("ann: Options.EfConstruction must be 1 to 65536")
+	}
+	if len(o.Label) > MaxLabel || strings.IndexByte(o.Label, 0) >= 0 {
+		return o, errors.New("ann: Options.Label must be at most 64 bytes, without NUL")
 	}
 	return o, nil
 }

@@ -532,8 +532,8 @@ func TestOpenErrors(t *testing.T) {
 		"magic":       func(b []byte) []byte { b[0] = 'X'; return b },
 		"version":     func(b []byte) []byte { b[8] = 9; return b },
 		"static":      func(b []byte) []byte { b[40]++; return b }, // capacity, caught by the checksum
-		"count":       func(b []byte) []byte { b[59] = 0xff; return b },
-		"upper":       func(b []byte) []byte { b[63] = 0xff; return b },
+		"count":       func(b []byte) []byte { b[123] = 0xff; return b },
+		"upper":       func(b []byte) []byte { b[127] = 0xff; return b },
 	}
 	for name, f := range damage {
 		bad := filepath.Join(dir, name)
@@ -574,9 +574,9 @@ func FuzzOpen(f *testing.F) {
 	// Each change is 4 bytes: a file offset (3 bytes, big-endian, taken
 	// modulo the length) and a byte to xor there.
 	f.Add([]byte{}, uint32(0))
-	f.Add([]byte{0, 0, 56, 0xff}, uint32(0))              // count
-	f.Add([]byte{0, 0, 64, 0x05, 0, 0, 68, 1}, uint32(0)) // entry
-	f.Add([]byte{0, 0x10, 0x80, 0x7f}, uint32(0))         // codes
+	f.Add([]byte{0, 0, 120, 0xff}, uint32(0))               // count
+	f.Add([]byte{0, 0, 128, 0x05, 0, 0, 132, 1}, uint32(0)) // entry
+	f.Add([]byte{0, 0x10, 0x80, 0x7f}, uint32(0))           // codes
 	f.Add([]byte{}, uint32(5000))
 	f.Fuzz(func(t *testing.T, changes []byte, cut uint32) {
 		b := slices.Clone(good)

@@ -49,7 +49,7 @@ func NewDraft(o Options) (*Draft, error) {
 // resize moves the draft into a fresh image with room for capacity nodes
 // and upperCap upper-layer slots.
 func (d *Draft) resize(capacity, upperCap int) error {
-	l := makeLayout(d.o.Dim, d.o.M, 2*d.o.M, d.o.EfConstruction, d.o.Seed, capacity, upperCap)
+	l := makeLayout(d.o.Dim, d.o.M, 2*d.o.M, d.o.EfConstruction, d.o.Seed, capacity, upperCap, d.o.Label)
 	data, err := anonMap(l.size)
 	if err != nil {
 		return err
@@ -193,6 +193,9 @@ func (w *Writer) Install(d *Draft, gen uint64) error {
 	if d.o.Dim != w.opts.Dim {
 		return fmt.Errorf("%w: draft has dimension %d, index %d", ErrMismatch, d.o.Dim, w.opts.Dim)
 	}
+	if d.o.Label != w.opts.Label {
+		return fmt.Errorf("%w: draft is labelled %q, index %q", ErrForeign, d.o.Label, w.opts.Label)
+	}
 	d.Link(0)
 	v := d.v
 	n, del := v.h.Count, v.h.Deleted
@@ -208,7 +211,7 @@ func (w *Writer) Install(d *Draft, gen uint64) error {
 		v = d.v
 	}
 	v.h.Gen, v.h.Dirty = gen, 0
-	tmp, err := writeNewFile(w.path, d.data)
+	tmp, err := writeNewFile(w.path, v)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package ann
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -11,7 +12,7 @@ import (
 // File layout (all integers little-endian; the file is used in place through
 // a shared mapping, so it is only opened on little-endian machines):
 //
-//	page 0     header (92 bytes used; see header)
+//	page 0     header (168 bytes used; see header)
 //	codes      capacity × words × 8 bytes: sign bits of the rotated vector
 //	scale      capacity × float32: 1/||rot(v)||_1, the estimator's correction
 //	ids        capacity × int64: the caller's id of each node
@@ -20,21 +21,28 @@ import (
 //	links0     capacity × (1+m0) × uint32: layer-0 list, count then slots
 //	upper      upperCap × uint32: for each node of level L ≥ 1, L lists of
 //	           (1+m) uint32 (count then slots), layer 1 first
+//	sums       blocks × uint32: a CRC of each 4 KiB block of the arrays
+//	           above (see checksum.go), on a page of its own
 //
 // Every array starts on a 64-byte boundary. Nodes are numbered in insertion
 // order; a node's records are written before count covers it, and a
 // neighbour slot only ever holds a node number that was published (or is
 // being published by the same write), so a reader that ignores numbers at or
 // above the count it read never follows a half-written node.
+//
+// Version 2 added the label and the checksums of the contents; a version 1
+// file is refused (ErrCorrupt), to be built again by its owner.
 const (
 	magic       = "docgANN1"
-	fileVersion = 1
+	fileVersion = 2
 	headerSize  = 4096
 	maxLevel    = 24 // levels above this are clamped: 16^24 nodes are never reached
 	deletedBit  = 1 << 8
 	levelMask   = 0xff
 	noEntry     = ^uint64(0)
 	maxDim      = 4096
+	// MaxLabel is the longest Options.Label, in bytes.
+	MaxLabel = 64
 )
 
 // header is page 0 of the file. The first block is written once when the
@@ -51,7 +59,8 @@ type header struct {
 	Seed     uint64
 	Capacity uint32
 	UpperCap uint32
-	CRC      uint32 // Castagnoli CRC of the 48 bytes above
+	Label    [MaxLabel]byte // the owner's name for what the file indexes, zero-padded
+	CRC      uint32         // Castagnoli CRC of the 112 bytes above
 	_        uint32
 
 	Count     uint32 // nodes published
@@ -61,9 +70,17 @@ type header struct {
 	Dirty     uint32 // 1 while an Apply is under way
 	Gen       uint64 // last generation fully applied
 	Replaced  uint32 // set when a writer has renamed a newer file over this one
+	// Seq is odd while a writer changes the file in place (an Apply), and
+	// moves on with every Apply: a reader checking the sums knows whether
+	// a writer changed the file under it.
+	Seq uint32
+	// StateCRC is the CRC of the fields Count to Gen (Dirty left out) and
+	// of the sums: valid when Dirty is 0.
+	StateCRC uint32
+	_        uint32
 }
 
-const staticSize = 48
+const staticSize = 112
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -74,16 +91,19 @@ type layout struct {
 	seed             uint64
 	capacity         int
 	upperCap         int
+	label            string
 	codes, scale     int64
 	ids, info, upOff int64
 	links0, upper    int64
+	sums             int64 // the block sums: blocks uint32s
+	blocks           int   // 4 KiB blocks from headerSize to sums
 	size             int64
 }
 
 func align64(x int64) int64 { return (x + 63) &^ 63 }
 
-func makeLayout(dim, m, m0, efc int, seed uint64, capacity, upperCap int) layout {
-	l := layout{dim: dim, pdim: paddedDim(dim), m: m, m0: m0, efc: efc, seed: seed, capacity: capacity, upperCap: upperCap}
+func makeLayout(dim, m, m0, efc int, seed uint64, capacity, upperCap int, label string) layout {
+	l := layout{dim: dim, pdim: paddedDim(dim), m: m, m0: m0, efc: efc, seed: seed, capacity: capacity, upperCap: upperCap, label: label}
 	l.words = l.pdim / 64
 	c := int64(capacity)
 	off := int64(headerSize)
@@ -95,6 +115,11 @@ func makeLayout(dim, m, m0, efc int, seed uint64, capacity, upperCap int) layout
 	l.upOff = next(c * 4)
 	l.links0 = next(c * int64(1+m0) * 4)
 	l.upper = next(int64(upperCap) * 4)
+	// The sums start on a page of their own, so that no block they cover
+	// holds any of them.
+	l.sums = (off + blockSize - 1) / blockSize * blockSize
+	l.blocks = int((l.sums - headerSize) / blockSize)
+	off = l.sums + int64(l.blocks)*4
 	l.size = (off + headerSize - 1) / headerSize * headerSize
 	return l
 }
@@ -119,7 +144,8 @@ func writeStatic(b []byte, l layout) {
 	le.PutUint64(b[32:], l.seed)
 	le.PutUint32(b[40:], uint32(l.capacity))
 	le.PutUint32(b[44:], uint32(l.upperCap))
-	le.PutUint32(b[48:], crc32.Checksum(b[:staticSize], castagnoli))
+	copy(b[48:48+MaxLabel], l.label)
+	le.PutUint32(b[staticSize:], crc32.Checksum(b[:staticSize], castagnoli))
 	h := (*header)(unsafe.Pointer(&b[0]))
 	h.Entry = noEntry
 }
@@ -136,7 +162,7 @@ func parseLayout(b []byte) (layout, error) {
 	if v := le.Uint32(b[8:]); v != fileVersion {
 		return layout{}, fmt.Errorf("%w: file version %d, want %d", ErrCorrupt, v, fileVersion)
 	}
-	if crc32.Checksum(b[:staticSize], castagnoli) != le.Uint32(b[48:]) {
+	if crc32.Checksum(b[:staticSize], castagnoli) != le.Uint32(b[staticSize:]) {
 		return layout{}, fmt.Errorf("%w: header checksum mismatch", ErrCorrupt)
 	}
 	dim, pdim := int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
@@ -148,7 +174,8 @@ func parseLayout(b []byte) (layout, error) {
 	case m < 2 || m > 256 || m0 < m || m0 > 512 || efc < 1 || efc > 1<<16:
 		return layout{}, fmt.Errorf("%w: graph parameters m %d, m0 %d, efConstruction %d", ErrCorrupt, m, m0, efc)
 	}
-	l := makeLayout(dim, m, m0, efc, le.Uint64(b[32:]), capacity, upperCap)
+	label := string(bytes.TrimRight(b[48:48+MaxLabel], "\x00"))
+	l := makeLayout(dim, m, m0, efc, le.Uint64(b[32:]), capacity, upperCap, label)
 	if l.size > int64(len(b)) {
 		return layout{}, fmt.Errorf("%w: file has %d bytes, its header needs %d", ErrCorrupt, len(b), l.size)
 	}

@@ -23,6 +23,12 @@ type view struct {
 	upOff  []uint32
 	links0 []uint32
 	upper  []uint32
+
+	base unsafe.Pointer // the mapping's first byte
+	data []byte         // the whole mapping
+	// changed, in a writer's file, collects the blocks an Apply wrote,
+	// whose sums it computes again when it ends (checksum.go).
+	changed *blockSet
 }
 
 func sliceAt[T any](b []byte, off int64, n int) []T {
@@ -37,6 +43,8 @@ func newView(b []byte, l layout) *view {
 	return &view{
 		l:      l,
 		h:      (*header)(unsafe.Pointer(&b[0])),
+		base:   unsafe.Pointer(&b[0]),
+		data:   b,
 		codes:  sliceAt[uint64](b, l.codes, c*l.words),
 		scale:  sliceAt[float32](b, l.scale, c),
 		ids:    sliceAt[int64](b, l.ids, c),
@@ -866,6 +874,7 @@ func (b *builder) setList(i uint32, l int, sel []cand) {
 	mu := b.lock(i)
 	mu.Lock()
 	defer mu.Unlock()
+	b.v.mark(unsafe.Pointer(&blk[0]), uintptr(len(blk))*4)
 	cnt := int(atomic.LoadUint32(&blk[0]))
 	if cnt == 0 {
 		for j, c := range sel {
@@ -911,6 +920,7 @@ func (b *builder) addLink(s *searcher, nb, i uint32, l int) {
 	mu := b.lock(nb)
 	mu.Lock()
 	defer mu.Unlock()
+	b.v.mark(unsafe.Pointer(&blk[0]), uintptr(len(blk))*4)
 	max := len(blk) - 1
 	cnt := min(int(atomic.LoadUint32(&blk[0])), max)
 	if cnt < max {

@@ -18,8 +18,10 @@ type mapped struct {
 	rot  *rotator
 }
 
-// openMapped maps the file at path and checks its header.
-func openMapped(path string, write bool) (*mapped, error) {
+// openMapped maps the file at path and checks its header, then runs check
+// (when not nil) with the open file: the contents are the caller's to
+// check (a reader's checked, a writer's verify).
+func openMapped(path string, write bool, check func(m *mapped, f *os.File) error) (*mapped, error) {
 	if !supported {
 		return nil, fmt.Errorf("ann: %w", errors.ErrUnsupported)
 	}
@@ -51,7 +53,14 @@ func openMapped(path string, write bool) (*mapped, error) {
 		unmapFile(data)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &mapped{fi: fi, data: data, v: newView(data, l), rot: newRotator(l.dim, l.seed)}, nil
+	m := &mapped{fi: fi, data: data, v: newView(data, l), rot: newRotator(l.dim, l.seed)}
+	if check != nil {
+		if err := check(m, f); err != nil {
+			m.close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return m, nil
 }
 
 func (m *mapped) close() error {
@@ -74,15 +83,28 @@ type Reader struct {
 	pool sync.Pool
 }
 
-// OpenReader maps the index at path. Only the header is read: the cost
-// does not depend on the index's size. A missing file gives an error
-// matching fs.ErrNotExist; a damaged or foreign one, ErrCorrupt.
+// OpenReader maps the index at path and checks it: every block holding
+// published records is read and compared with its CRC, so the cost grows
+// with the index (12-13 ms for x4's relation index, 133 MB, in the page
+// cache; 1.2-1.6 ms for its chunk index, 7 MB). A missing file gives an
+// error matching fs.ErrNotExist; a damaged one, or one not an index file
+// of this version, ErrCorrupt. A file a writer is applying to (or died
+// applying to: Dirty) cannot be checked and is opened as it is. Label
+// says what the file holds: the caller compares it with its own.
 func OpenReader(path string) (*Reader, error) {
-	m, err := openMapped(path, false)
+	m, err := openChecked(path)
 	if err != nil {
 		return nil, err
 	}
 	return &Reader{path: path, m: m}, nil
+}
+
+// openChecked maps the file at path for reading and checks it.
+func openChecked(path string) (*mapped, error) {
+	return openMapped(path, false, func(m *mapped, f *os.File) error {
+		_, err := m.v.checked(f)
+		return err
+	})
 }
 
 // follow moves to the newer file when a writer has marked this one
@@ -116,7 +138,7 @@ func (r *Reader) Refresh() error {
 	if os.SameFile(fi, cur.fi) {
 		return nil
 	}
-	m, err := openMapped(r.path, false)
+	m, err := openChecked(r.path)
 	if err != nil {
 		return err
 	}
@@ -171,6 +193,16 @@ func (r *Reader) Len() int {
 		return 0
 	}
 	return liveCount(r.m.v)
+}
+
+// Label is the label the file was made with (Options.Label).
+func (r *Reader) Label() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.m == nil {
+		return ""
+	}
+	return r.m.v.l.label
 }
 
 // Dim is the dimension of the index's vectors.

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Writer updates an index file. One Writer holds a file at a time, across
@@ -50,12 +52,20 @@ const (
 // equal o.Dim), M, EfConstruction and seed; Build makes a fresh file with
 // o's.
 //
-// A damaged or foreign file gives an error matching ErrCorrupt: remove it
-// and open again to start afresh, then Build from the caller's vectors.
+// A damaged file, or one not an index file of this version, gives an error
+// matching ErrCorrupt, and one made with another label ErrForeign: remove
+// it and open again to start afresh, then Build from the caller's vectors.
+// Opening checks the file as OpenReader does, except one left dirty by a
+// writer that died in Apply, which cannot be checked (the next Apply
+// computes all its sums again).
 //
 // Opening reads the ids and flags of all nodes (12 bytes each) to find
-// nodes by id: a writer's start-up cost and memory grow with the index,
-// unlike a Reader's (117 ms for 473,000 vectors here).
+// nodes by id: a writer's start-up cost and memory grow with the index
+// (117 ms for 473,000 vectors here, besides the check).
+//
+// Temporary files that a writer which died left beside path (a new file
+// it had not yet renamed over the index) are removed: the lock says no
+// writer is writing one now.
 func OpenWriter(ctx context.Context, path string, o Options) (*Writer, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -99,9 +109,18 @@ func waitLock(ctx context.Context, f *os.File) error {
 }
 
 func (w *Writer) open() error {
-	m, err := openMapped(w.path, true)
+	removeTemps(w.path)
+	// No other writer can be changing the file: the lock is held. A dirty
+	// one cannot be checked (recovering, below).
+	check := func(m *mapped, f *os.File) error {
+		if atomic.LoadUint32(&m.v.h.Dirty) != 0 {
+			return nil
+		}
+		return m.v.verify(f)
+	}
+	m, err := openMapped(w.path, true, check)
 	if errors.Is(err, os.ErrNotExist) {
-		l := makeLayout(w.opts.Dim, w.opts.M, 2*w.opts.M, w.opts.EfConstruction, w.opts.Seed, 1024, upperCapFor(1024, w.opts.M))
+		l := makeLayout(w.opts.Dim, w.opts.M, 2*w.opts.M, w.opts.EfConstruction, w.opts.Seed, 1024, upperCapFor(1024, w.opts.M), w.opts.Label)
 		tmp, nerr := newFile(w.path, l, nil)
 		if nerr != nil {
 			return nerr
@@ -109,35 +128,43 @@ func (w *Writer) open() error {
 		if nerr := install(tmp, w.path); nerr != nil {
 			return nerr
 		}
-		m, err = openMapped(w.path, true)
+		m, err = openMapped(w.path, true, nil)
 	}
 	if err != nil {
 		return err
+	}
+	if label := m.v.l.label; label != w.opts.Label {
+		m.close()
+		return fmt.Errorf("%w: %s is labelled %q, not %q", ErrForeign, w.path, label, w.opts.Label)
 	}
 	if dim := m.v.l.dim; dim != w.opts.Dim {
 		m.close()
 		return fmt.Errorf("%w: %s has dimension %d, not %d", ErrMismatch, w.path, dim, w.opts.Dim)
 	}
-	w.use(m)
 	w.recovering = atomic.LoadUint32(&m.v.h.Dirty) != 0
-	w.index()
-	return nil
+	w.use(m)
+	return w.index()
 }
 
 // use makes m the writer's file.
 func (w *Writer) use(m *mapped) {
 	w.m = m
+	m.v.changed = newBlockSet(m.v.l.blocks)
 	w.b = newBuilder(m.v)
 	w.code = make([]uint64, m.v.l.words)
 }
 
 // index finds every live node by id, and repairs what a crash can leave:
-// the deleted count, and an id with two live nodes (the newer wins).
-func (w *Writer) index() {
+// the deleted count, and an id with two live nodes (the newer wins). The
+// repairs are only ever needed in a dirty file, whose sums the next Apply
+// computes again; a clean file that needs one has its sums brought up to
+// date at once.
+func (w *Writer) index() error {
 	v := w.m.v
 	n := v.count()
 	w.byID = make(map[int64]uint32, n)
 	deleted := uint32(0)
+	repaired := false
 	for i := range n {
 		if v.deleted(i) {
 			deleted++
@@ -146,20 +173,45 @@ func (w *Writer) index() {
 		id := v.ids[i]
 		if old, ok := w.byID[id]; ok {
 			atomic.OrUint32(&v.info[old], deletedBit)
+			v.mark(unsafe.Pointer(&v.info[old]), 4)
 			deleted++
+			repaired = true
 		}
 		w.byID[id] = i
 	}
-	atomic.StoreUint32(&v.h.Deleted, deleted)
+	if atomic.LoadUint32(&v.h.Deleted) != deleted {
+		atomic.StoreUint32(&v.h.Deleted, deleted)
+		repaired = true
+	}
+	if repaired && atomic.LoadUint32(&v.h.Dirty) == 0 {
+		return w.reseal(atomic.LoadUint64(&v.h.Gen))
+	}
+	return nil
+}
+
+// reseal computes again the sums of the blocks changed since the last
+// reseal (of every used block while recovering from a dead writer's
+// Apply) and the StateCRC for generation gen, and syncs the file; the
+// caller then marks it clean. Nothing else may change the file meanwhile.
+func (w *Writer) reseal(gen uint64) error {
+	v := w.m.v
+	if w.recovering {
+		v.changed = usedBlocks(v.l, int(v.count()), int(atomic.LoadUint32(&v.h.UpperUsed)))
+	}
+	v.resum(v.changed)
+	v.changed.reset()
+	atomic.StoreUint32(&v.h.StateCRC, v.stateCRC(gen))
+	return syncMap(w.m.data)
 }
 
 // writeAll writes data at the start of f and waits for it to reach the disk.
+// The errors (*os.PathError) name the operation and the file.
 func writeAll(f *os.File, data []byte) error {
 	if _, err := f.WriteAt(data, 0); err != nil {
-		return fmt.Errorf("ann: write %s: %w", f.Name(), err)
+		return fmt.Errorf("ann: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("ann: sync %s: %w", f.Name(), err)
+		return fmt.Errorf("ann: %w", err)
 	}
 	return nil
 }
@@ -174,18 +226,25 @@ func newFile(path string, l layout, fill func(v *view) error) (string, error) {
 	}
 	defer unmapFile(data)
 	writeStatic(data, l)
+	v := newView(data, l)
 	if fill != nil {
-		if err := fill(newView(data, l)); err != nil {
+		if err := fill(v); err != nil {
 			return "", err
 		}
 	}
-	return writeNewFile(path, data)
+	return writeNewFile(path, v)
 }
 
-// writeNewFile writes data, a whole file's image, to a new file beside
-// path, synced to disk, and returns the temporary file's name.
-func writeNewFile(path string, data []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+// tempPattern names the temporary files a writer writes beside path
+// (os.CreateTemp puts digits for the star).
+func tempPattern(path string) string { return filepath.Base(path) + ".*.tmp" }
+
+// writeNewFile writes v, a whole file's image, with its sums, to a new
+// file beside path, synced to disk, and returns the temporary file's name.
+func writeNewFile(path string, v *view) (string, error) {
+	v.seal()
+	data := v.data
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return "", err
 	}
@@ -205,6 +264,53 @@ func writeNewFile(path string, data []byte) (string, error) {
 	return name, nil
 }
 
+// removeTemps removes the temporary files of path's writers, which only a
+// writer that died leaves: the caller holds the writer lock, under which
+// they are made and renamed or removed.
+func removeTemps(path string) int {
+	dir := filepath.Dir(path)
+	prefix, suffix, _ := strings.Cut(tempPattern(path), "*")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		mid, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		if mid, ok = strings.CutSuffix(mid, suffix); !ok || mid == "" || strings.Trim(mid, "0123456789") != "" {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, name)) == nil {
+			removed++
+		}
+	}
+	return removed
+}
+
+// RemoveLeftovers removes the temporary files that writers of the index
+// at path left when they died (an index image written but not yet renamed
+// over the file: as large as the index), and reports how many. When a
+// writer holds the index it does nothing: that writer may be writing one.
+func RemoveLeftovers(path string) (int, error) {
+	if !supported {
+		return 0, nil
+	}
+	lf, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer lf.Close() // releases the lock
+	ok, err := tryLock(lf)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return removeTemps(path), nil
+}
+
 // install renames tmp over path and syncs the directory.
 func install(tmp, path string) error {
 	if err := os.Rename(tmp, path); err != nil {
@@ -220,11 +326,12 @@ func install(tmp, path string) error {
 }
 
 // replace installs tmp as the index file and switches the writer to it.
+// The new file is not checked: this writer just wrote it, with its sums.
 func (w *Writer) replace(tmp string) error {
 	if err := install(tmp, w.path); err != nil {
 		return err
 	}
-	m, err := openMapped(w.path, true)
+	m, err := openMapped(w.path, true, nil)
 	if err != nil {
 		return err
 	}
@@ -232,8 +339,7 @@ func (w *Writer) replace(tmp string) error {
 	atomic.StoreUint32(&w.m.v.h.Replaced, 1)
 	w.m.close()
 	w.use(m)
-	w.index()
-	return nil
+	return w.index()
 }
 
 func (w *Writer) usable() error {
@@ -275,10 +381,12 @@ var errHalted = errors.New("ann: apply halted by test hook")
 // deleted.
 //
 // The header is marked dirty (and synced) before the first change and
-// clean, with gen, after all changes are synced. A writer that dies in
-// between leaves a valid, searchable graph that may lack some of the
-// changes; Reader.Generation and Stats still give the last clean
-// generation, and applying every change made since then again repairs it.
+// clean, with gen, after all changes and the sums of the blocks they
+// changed are synced. A writer that dies in between leaves a valid,
+// searchable graph that may lack some of the changes; Reader.Generation
+// and Stats still give the last clean generation, and applying every
+// change made since then again repairs it (and computes every sum again:
+// which blocks the dead writer changed is not known).
 //
 // When deleted and replaced nodes reach 30% of all nodes, Apply compacts
 // the index (see Compact) after recording gen.
@@ -300,6 +408,10 @@ func (w *Writer) Apply(gen uint64, upserts []Item, deletes []int64) (err error) 
 		}
 	}()
 	h := w.m.v.h
+	// Seq goes odd before Dirty is set and even after it is cleared, so a
+	// reader checking the file sees one or the other move.
+	seq := (atomic.LoadUint32(&h.Seq) + 1) | 1
+	atomic.StoreUint32(&h.Seq, seq)
 	atomic.StoreUint32(&h.Dirty, 1)
 	if err := syncMap(w.m.data[:headerSize]); err != nil {
 		return err
@@ -319,11 +431,12 @@ func (w *Writer) Apply(gen uint64, upserts []Item, deletes []int64) (err error) 
 		}
 	}
 	h = w.m.v.h // growth may have replaced the file
-	if err := syncMap(w.m.data); err != nil {
+	if err := w.reseal(gen); err != nil {
 		return err
 	}
 	atomic.StoreUint64(&h.Gen, gen)
 	atomic.StoreUint32(&h.Dirty, 0)
+	atomic.StoreUint32(&h.Seq, seq+1)
 	if err := syncMap(w.m.data[:headerSize]); err != nil {
 		return err
 	}
@@ -338,6 +451,7 @@ func (w *Writer) tombstone(i uint32) {
 	v := w.m.v
 	if atomic.OrUint32(&v.info[i], deletedBit)&deletedBit == 0 {
 		atomic.AddUint32(&v.h.Deleted, 1)
+		v.mark(unsafe.Pointer(&v.info[i]), 4)
 	}
 }
 
@@ -359,16 +473,28 @@ func (w *Writer) upsert(it Item) error {
 	}
 	v = w.m.v
 	i := v.count()
-	copy(v.code(i), w.code)
+	code := v.code(i)
+	copy(code, w.code)
 	v.scale[i] = scale
 	v.ids[i] = it.ID
 	atomic.StoreUint32(&v.info[i], uint32(lvl))
 	// A writer that died may have left records in this unpublished slot.
-	clear(v.links0[int(i)*(v.l.m0+1) : int(i+1)*(v.l.m0+1)])
+	links := v.links0[int(i)*(v.l.m0+1) : int(i+1)*(v.l.m0+1)]
+	clear(links)
+	v.mark(unsafe.Pointer(&code[0]), uintptr(len(code))*8)
+	v.mark(unsafe.Pointer(&v.scale[i]), 4)
+	v.mark(unsafe.Pointer(&v.ids[i]), 8)
+	v.mark(unsafe.Pointer(&v.info[i]), 4)
+	v.mark(unsafe.Pointer(&links[0]), uintptr(len(links))*4)
+	// Marked at every level: publishing the node extends the used part of
+	// every array, and so the blocks the sums cover.
+	v.mark(unsafe.Pointer(&v.upOff[i]), 4)
 	if lvl > 0 {
 		used := atomic.LoadUint32(&v.h.UpperUsed)
 		v.upOff[i] = used
-		clear(v.upper[used : int(used)+lvl*(v.l.m+1)])
+		lists := v.upper[used : int(used)+lvl*(v.l.m+1)]
+		clear(lists)
+		v.mark(unsafe.Pointer(&lists[0]), uintptr(len(lists))*4)
 		atomic.StoreUint32(&v.h.UpperUsed, used+uint32(lvl*(v.l.m+1)))
 	}
 	w.b.insert(&w.s, i, i, lvl, v.l.efc, func() {
@@ -394,7 +520,7 @@ func (w *Writer) ensureRoom(lvl int) error {
 	}
 	capacity := max(2*v.l.capacity, n+1024)
 	upperCap := max(upperCapFor(capacity, v.l.m), 2*(used+need))
-	l := makeLayout(v.l.dim, v.l.m, v.l.m0, v.l.efc, v.l.seed, capacity, upperCap)
+	l := makeLayout(v.l.dim, v.l.m, v.l.m0, v.l.efc, v.l.seed, capacity, upperCap, v.l.label)
 	tmp, err := newFile(w.path, l, func(nv *view) error {
 		copyNodes(nv, v, n, used)
 		return nil
@@ -407,7 +533,8 @@ func (w *Writer) ensureRoom(lvl int) error {
 
 // copyNodes copies the first n nodes of src, and used upper-layer slots,
 // into dst, a view of the same parameters with room for them, and the
-// header's counts, entry, generation and flags.
+// header's counts, entry, generation and flags (a file grown in the middle
+// of an Apply stays dirty, with an odd Seq, until the Apply ends).
 func copyNodes(dst, src *view, n, used int) {
 	words := src.l.words
 	copy(dst.codes, src.codes[:n*words])
@@ -419,6 +546,7 @@ func copyNodes(dst, src *view, n, used int) {
 	copy(dst.upper, src.upper[:used])
 	dst.h.Count, dst.h.UpperUsed, dst.h.Entry = uint32(n), uint32(used), src.h.Entry
 	dst.h.Deleted, dst.h.Dirty, dst.h.Gen = src.h.Deleted, src.h.Dirty, src.h.Gen
+	dst.h.Seq = src.h.Seq
 }
 
 // liveCodes is the live (not deleted) nodes of v, to build a graph from.
@@ -535,7 +663,7 @@ func (w *Writer) Compact() error {
 	}
 	v := w.m.v
 	c := liveCodes(v)
-	o := Options{Dim: v.l.dim, M: v.l.m, EfConstruction: v.l.efc, Seed: v.l.seed}
+	o := Options{Dim: v.l.dim, M: v.l.m, EfConstruction: v.l.efc, Seed: v.l.seed, Label: v.l.label}
 	return w.rebuild(c, atomic.LoadUint64(&v.h.Gen), atomic.LoadUint32(&v.h.Dirty), o)
 }
 
@@ -551,7 +679,7 @@ func (w *Writer) rebuild(c *codes, gen uint64, dirty uint32, o Options) error {
 		upper += l * (o.M + 1)
 	}
 	upperCap := max(upperCapFor(capacity, o.M), upper+upper/4+64*(o.M+1))
-	l := makeLayout(o.Dim, o.M, 2*o.M, o.EfConstruction, o.Seed, capacity, upperCap)
+	l := makeLayout(o.Dim, o.M, 2*o.M, o.EfConstruction, o.Seed, capacity, upperCap, o.Label)
 	tmp, err := newFile(w.path, l, func(v *view) error {
 		copy(v.codes, c.codes)
 		copy(v.scale, c.scales)

@@ -48,6 +48,14 @@ import (
 // every vector, exactly; while a file lags behind by more than
 // overlayLimit changes (another process is in the middle of a big write),
 // those changes are left out instead, and found once the file catches up.
+//
+// A file checks itself when it is opened (store/ann: a CRC of every block
+// it has in use, and a label naming the kind and this store's instance):
+// a damaged file, one of an older format, or another kind's or another
+// store's copied over it, is never searched; searches scan until a writer
+// builds it again, which a writer does when it opens the store. So is a
+// file that a writer died applying to (dirty), whose blocks cannot be
+// checked: a writer builds it anew rather than repairing it in place.
 const overlayLimit = 20_000
 
 // syncIdle is how long after a commit the index files are brought up to
@@ -92,17 +100,28 @@ type annSet struct {
 	// What the maintainer did, for tests: the generation its last draft
 	// step covered, and the drafts it installed.
 	draftedGen, installed atomic.Int64
+
+	// What the maintainer's attempts to bring the files up to date came
+	// to, for flush: how many began, the number of the last to end, the
+	// generation every file held then and its error, and a channel closed
+	// when the next one ends.
+	begun, lastEnded int64
+	held             int64
+	lastErr          error
+	attempted        chan struct{}
 }
 
 // annKind is the index file of one kind of vector.
 type annKind struct {
-	kind int
-	path string
+	kind  int
+	path  string
+	label string // ann.Options.Label: the kind and the store instance
 
 	mu       sync.Mutex
 	r        *ann.Reader
 	checked  time.Time // when a missing or unusable file was last looked for
 	unusable bool
+	bad      os.FileInfo // the file last found unusable: not checked again until it changes
 
 	// The maintainer's draft of a file that a stream of writes is building
 	// anew (see draftStep): the generation it holds, and whether this
@@ -113,9 +132,9 @@ type annKind struct {
 }
 
 func newANNSet(s *Store) *annSet {
-	a := &annSet{s: s, wake: make(chan struct{}, 1)}
+	a := &annSet{s: s, wake: make(chan struct{}, 1), attempted: make(chan struct{})}
 	for k := range a.kinds {
-		a.kinds[k] = &annKind{kind: k}
+		a.kinds[k] = &annKind{kind: k, label: annLabel(k, s.instance)}
 		if s.path != ":memory:" && s.path != "" {
 			a.kinds[k].path = s.path + ".ann-" + annNames[k]
 		}
@@ -123,8 +142,30 @@ func newANNSet(s *Store) *annSet {
 	return a
 }
 
+// annLabel is what the index file of a kind of vector of the store
+// instance says it holds: an index file copied over another's (another
+// kind's, another store's) is so told apart.
+func annLabel(kind int, instance string) string {
+	return "docgraph " + annNames[kind] + " of " + instance
+}
+
+// open opens the kind's index file for reading: a file of another label
+// is refused, with an error matching ann.ErrForeign.
+func (k *annKind) open() (*ann.Reader, error) {
+	r, err := ann.OpenReader(k.path)
+	if err != nil {
+		return nil, err
+	}
+	if l := r.Label(); l != k.label {
+		r.Close()
+		return nil, fmt.Errorf("%w: %s is labelled %q, not %q", ann.ErrForeign, k.path, l, k.label)
+	}
+	return r, nil
+}
+
 // reader returns the kind's index reader, nil when there is no usable file
-// (looked for again at most every second).
+// (looked for again at most every second; a file found damaged or foreign
+// is not checked again until it changes).
 func (k *annKind) reader() *ann.Reader {
 	if k.path == "" {
 		return nil
@@ -132,7 +173,8 @@ func (k *annKind) reader() *ann.Reader {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.r != nil {
-		if err := k.r.Refresh(); err != nil {
+		// A file renamed over this one is checked as it is opened.
+		if err := k.r.Refresh(); err != nil || k.r.Label() != k.label {
 			k.r.Close()
 			k.r, k.unusable, k.checked = nil, true, time.Now()
 		}
@@ -142,12 +184,23 @@ func (k *annKind) reader() *ann.Reader {
 		return nil
 	}
 	k.checked = time.Now()
-	r, err := ann.OpenReader(k.path)
+	fi, err := os.Stat(k.path)
 	if err != nil {
 		k.unusable = !errors.Is(err, fs.ErrNotExist)
 		return nil
 	}
-	k.r, k.unusable = r, false
+	if k.bad != nil && sameFile(fi, k.bad) {
+		return nil
+	}
+	r, err := k.open()
+	if err != nil {
+		k.unusable = !errors.Is(err, fs.ErrNotExist)
+		if errors.Is(err, ann.ErrCorrupt) || errors.Is(err, ann.ErrForeign) {
+			k.bad = fi
+		}
+		return nil
+	}
+	k.r, k.unusable, k.bad = r, false, nil
 	return r
 }
 
@@ -180,7 +233,8 @@ func (a *annSet) catchUp(ctx context.Context) {
 		return
 	}
 	for _, k := range a.kinds {
-		r, err := ann.OpenReader(k.path)
+		// Opening checks the file: a damaged or foreign one is behind.
+		r, err := k.open()
 		behind := err != nil || int64(r.Generation()) < gen || r.Dirty()
 		if r != nil {
 			r.Close()
@@ -225,6 +279,64 @@ func (a *annSet) written(gen int64) {
 	}
 }
 
+// begin numbers an attempt to bring the files up to date.
+func (a *annSet) begin() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.begun++
+	return a.begun
+}
+
+// ended records how attempt n ended.
+func (a *annSet) ended(n int64, err error) {
+	a.mu.Lock()
+	a.lastEnded, a.held, a.lastErr = n, a.synced, err
+	close(a.attempted)
+	a.attempted = make(chan struct{})
+	a.mu.Unlock()
+}
+
+// flush brings the index files up to everything this process committed
+// at once (not after syncIdle) and waits until they hold it. It returns
+// the error of an attempt begun since that failed (the maintainer tries
+// again later, and close waits for it again) or of the passage graph
+// file's last build, or ctx's.
+func (a *annSet) flush(ctx context.Context) error {
+	if a.s.readOnly || a.kinds[0].path == "" {
+		return nil
+	}
+	a.mu.Lock()
+	if !a.running {
+		a.mu.Unlock()
+		return nil // nothing written, nothing to catch up with
+	}
+	target, start := a.wrote, a.begun
+	a.wroteAt = time.Time{}
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	for {
+		a.mu.Lock()
+		held, last, err, pgErr, next := a.held, a.lastEnded, a.lastErr, a.pgErr, a.attempted
+		a.mu.Unlock()
+		switch {
+		case last > start && err != nil:
+			return err
+		case held >= target && pgErr != nil:
+			return fmt.Errorf("passage graph file: %w", pgErr)
+		case held >= target:
+			return nil
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // maintain brings the index files up to what this process wrote, again
 // after every new commit, until the store closes and nothing is left.
 func (a *annSet) maintain() {
@@ -251,7 +363,10 @@ func (a *annSet) maintain() {
 			continue
 		}
 		if a.synced < target || a.pgPending && (closing || !time.Now().Before(a.pgNext)) {
-			if err := a.sync(context.Background(), closing); err != nil {
+			n := a.begin()
+			err := a.sync(context.Background(), closing)
+			a.ended(n, err)
+			if err != nil {
 				a.mu.Lock()
 				a.err = err
 				a.mu.Unlock()
@@ -275,6 +390,28 @@ func (a *annSet) maintain() {
 		}
 		<-a.wake
 	}
+}
+
+// SyncIndexes brings the store's index files (the vector index of each
+// kind, the passage graph file) up to everything this handle wrote, at
+// once, and waits until they hold it. They are caches: when they cannot be
+// written (a full disk) searches stay correct, scanning every vector, and
+// the next writer to open the store writes them. The error is for a run
+// that must report it before it ends (Close waits for the files too, and
+// fails the same way, but after a run's summary). A full disk matches
+// store.ErrDiskFull.
+func (s *Store) SyncIndexes(ctx context.Context) error {
+	if s.ann == nil {
+		return nil
+	}
+	err := s.ann.flush(ctx)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if store.DiskFull(err) && !errors.Is(err, store.ErrDiskFull) {
+		err = fmt.Errorf("%w: %w", store.ErrDiskFull, err)
+	}
+	return fmt.Errorf("sqlite store %s: %w", s.path, err)
 }
 
 // close waits until the files hold everything this process wrote, then
@@ -386,13 +523,15 @@ func (a *annSet) sync(ctx context.Context, closing bool) error {
 // the generation it holds (less when another process holds its lock).
 func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floor int64) (int64, error) {
 	s := a.s
+	o := ann.Options{Dim: s.emb.Dimension, Label: k.label}
 	lockCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	w, err := ann.OpenWriter(lockCtx, k.path, ann.Options{Dim: s.emb.Dimension})
+	w, err := ann.OpenWriter(lockCtx, k.path, o)
 	cancel()
-	if errors.Is(err, ann.ErrCorrupt) || errors.Is(err, ann.ErrMismatch) {
-		// A cache: a damaged or foreign file is made again.
+	if errors.Is(err, ann.ErrCorrupt) || errors.Is(err, ann.ErrForeign) || errors.Is(err, ann.ErrMismatch) {
+		// A cache: a damaged or foreign file (opening checked it) is made
+		// again.
 		os.Remove(k.path)
-		w, err = ann.OpenWriter(ctx, k.path, ann.Options{Dim: s.emb.Dimension})
+		w, err = ann.OpenWriter(ctx, k.path, o)
 	}
 	if errors.Is(err, ann.ErrLocked) {
 		return 0, nil // another process is bringing it up to date
@@ -430,8 +569,11 @@ func (a *annSet) syncKind(ctx context.Context, tx *sql.Tx, k *annKind, gen, floo
 		return 0, err
 	}
 	// A file the log cannot bring up to date, or one most of whose
-	// vectors changed, is built anew, on every core.
-	if have < floor || st.Live == 0 || changed > st.Live/2 || changed > total/2 {
+	// vectors changed, is built anew, on every core. So is one a writer
+	// died applying to: its blocks' sums are behind, so whatever the dead
+	// writer left (or damage since) cannot be told from what it should
+	// hold, and repairing it in place would vouch for it.
+	if have < floor || st.Live == 0 || st.Dirty || changed > st.Live/2 || changed > total/2 {
 		var ierr error
 		vectors := s.kindVectors(ctx, tx, k.kind, nil, &ierr)
 		// The snapshot is needed only while the vectors are read: its
@@ -505,7 +647,7 @@ func (a *annSet) draftStep(ctx context.Context, target int64) bool {
 					k.noDraft = true
 					return nil
 				}
-				d, err := ann.NewDraft(ann.Options{Dim: a.s.emb.Dimension})
+				d, err := ann.NewDraft(ann.Options{Dim: a.s.emb.Dimension, Label: k.label})
 				if err != nil {
 					return err
 				}
@@ -541,7 +683,7 @@ func (a *annSet) streamOver() bool {
 // rebuilt reports whether the kind's file would be built anew: it is
 // missing, unusable or empty, or older than the vector log reaches.
 func (k *annKind) rebuilt(floor int64) bool {
-	r, err := ann.OpenReader(k.path)
+	r, err := k.open()
 	if err != nil {
 		return true
 	}
@@ -991,10 +1133,17 @@ func (a *annSet) syncPassages(ctx context.Context, tx *sql.Tx, closing bool) {
 	}
 }
 
-// removeLeftovers removes passage graph files a writer was writing when it
+// removeLeftovers removes the new index files that writers which died
+// left beside the store (ann.RemoveLeftovers: at x4 the relation index's
+// is 115 MB), and passage graph files a writer was writing when it
 // stopped (pgraph.Write's temporary names), once old enough that none is
 // being written.
 func (a *annSet) removeLeftovers() {
+	for _, k := range a.kinds {
+		// Under each index's writer lock: not a file a writer in another
+		// process is writing now.
+		_, _ = ann.RemoveLeftovers(k.path)
+	}
 	if a.s.pg == nil {
 		return
 	}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/docgraph/docgraph/internal/clitest"
 	"github.com/docgraph/docgraph/pipeline"
 	"github.com/docgraph/docgraph/store"
 	"github.com/docgraph/docgraph/store/sqlite"
@@ -91,5 +93,81 @@ func TestDiskFullStopsTheRun(t *testing.T) {
 	sum, err = p.Ingest(ctx, []string{dir}, pipeline.Options{})
 	if err != nil || sum.Failed != 0 || sum.Added+sum.Unchanged != 70 {
 		t.Fatalf("the run once there is room: %+v, %v", sum, err)
+	}
+}
+
+// TestIndexFilesOnFullDisk: a disk that fills while the index files are
+// written after the documents (real: a small tmpfs of the test's own) is
+// reported by SyncIndexes, which waits for the files, as a full disk
+// (store.ErrDiskFull) naming the index file; searches meanwhile answer as
+// before (scanning), and once there is room SyncIndexes writes the files.
+//
+// The database is on the big disk, reached through a link on the small
+// one: SQLite keeps its journal beside the file the link names, the index
+// files go beside the link.
+func TestIndexFilesOnFullDisk(t *testing.T) {
+	small := clitest.OnSmallDisk(t, 8<<20)
+	if small == "" {
+		return // ran in a child with a disk of its own
+	}
+	ctx := context.Background()
+	work := t.TempDir()
+	db := filepath.Join(small, "graph.db")
+	if err := os.Symlink(filepath.Join(work, "graph.db"), db); err != nil {
+		t.Fatal(err)
+	}
+	writeNotes(t, filepath.Join(work, "a"), 0, 10)
+	filler := clitest.FillDisk(t, small)
+
+	opts, emb := offlineOptions()
+	st, err := sqlite.Open(ctx, db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	syncer, ok := any(st).(interface{ SyncIndexes(context.Context) error })
+	if !ok {
+		t.Fatal("the store has no SyncIndexes: nothing reports a failure to write its index files")
+	}
+	p, err := pipeline.Offline(pipeline.Settings{}, emb, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := p.Ingest(ctx, []string{filepath.Join(work, "a")}, pipeline.Options{})
+	if err != nil || sum.Added != 10 {
+		t.Fatalf("ingest: %+v, %v", sum, err)
+	}
+	q, err := emb.EmbedQuery(ctx, "Ada Lovelace met Charles Babbage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := st.SearchChunks(ctx, q, 5)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("search on the full disk: %v, %v", want, err)
+	}
+
+	err = syncer.SyncIndexes(ctx)
+	t.Logf("SyncIndexes on the full disk: %v", err)
+	if !errors.Is(err, store.ErrDiskFull) || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), db+".ann-") {
+		t.Errorf("SyncIndexes: %v; want a full disk (store.ErrDiskFull, ENOSPC) naming an index file", err)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncer.SyncIndexes(ctx); err != nil {
+		t.Fatalf("SyncIndexes once there is room: %v", err)
+	}
+	got, err := st.SearchChunks(ctx, q, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("through the index files written once there was room\n%v\nscanning on the full disk\n%v", got, want)
+	}
+	for _, kind := range []string{"chunks", "entities", "relations"} {
+		if _, err := os.Stat(db + ".ann-" + kind); err != nil {
+			t.Errorf("index file %s: %v", kind, err)
+		}
 	}
 }
