@@ -27,7 +27,7 @@ func TestAnswerSizeIsCapped(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := llmtest.NewServer(llmtest.Fixed(huge))
 			defer srv.Close()
-			srv.ChunkSize = 16 << 10 // each event under the client's 64 KiB line limit
+			srv.SetChunkSize(16 << 10) // each event under the client's 64 KiB line limit
 			cl := newTestClient(t, srv)
 			var opts []llms.CallOption
 			var streamed int

@@ -167,7 +167,7 @@ func TestCitations(t *testing.T) {
 func TestAnswerStreamsAndCites(t *testing.T) {
 	const answer = "Harold Fairfax, who directed Won In The Clouds [1], was born in Melbourne [2]."
 	model, srv := fakeModel(t, llmtest.Fixed(answer))
-	srv.ChunkSize = 5
+	srv.SetChunkSize(5)
 	res := &retrieve.Result{
 		Question: filmQuestion,
 		Hint:     "",

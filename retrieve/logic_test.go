@@ -278,7 +278,7 @@ func TestPrecheckAndFallBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := logicServer(t, tt.plan, tt.check, answer)
-			srv.ChunkSize = 4
+			srv.SetChunkSize(4)
 			r, model := logicModel(t, st, srv)
 			out, err := r.PrepareLogic(context.Background(), ageQuestion, answerSetup(t))
 			if err != nil {

@@ -38,7 +38,7 @@ func TestQueryStreamsAnswerWithSources(t *testing.T) {
 	db := "sqlite://" + filepath.Join(t.TempDir(), "g.db")
 	ingestCorpus(t, db)
 	srv := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
-	srv.ChunkSize = 4
+	srv.SetChunkSize(4)
 	out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "Who broke Enigma messages at Bletchley Park?")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errs)

@@ -96,7 +96,7 @@ func TestQueryLogicMode(t *testing.T) {
 	} {
 		t.Run(tt.check, func(t *testing.T) {
 			srv := integrateServer(t, goPlan, tt.check, "Go [1].", "", 0, false)
-			srv.ChunkSize = 3
+			srv.SetChunkSize(3)
 			out, errs, err := run(t, "--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "--mode", "logic", goQuestion)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errs)

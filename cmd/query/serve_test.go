@@ -461,7 +461,7 @@ func TestCheckAddr(t *testing.T) {
 func TestServeStreamsAnswer(t *testing.T) {
 	db := corpusStore(t)
 	srv := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
-	srv.ChunkSize = 5
+	srv.SetChunkSize(5)
 	api := startAPI(t, testEngine(t, db, "--llm", "openai:test-model"), server.HandlerConfig{})
 	r := do(t, "POST", api.URL+"/v1/query", `{"question": "Who broke Enigma messages at Bletchley Park?", "stream": true}`)
 	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" {

@@ -45,7 +45,7 @@ func TestQueryEscapesAnswersOnATerminal(t *testing.T) {
 	ingestCorpus(t, db)
 	const answer = "Alan Turing\x1b[2J broke Enigma\x1b]0;pwned\x07 at Bletchley Park [1].\n\tNaïve 日本語 \u202eevil\u009b31m done."
 	srv := answerServer(t, llmtest.Reply{Content: answer})
-	srv.ChunkSize = 3
+	srv.SetChunkSize(3)
 	args := []string{"--store", db, "--config", "", "--llm", "openai:test-model", "--llm-cache", "off", "Who broke Enigma?"}
 
 	r := clitest.OnTerminal(t, clitest.Command(t, "TestQueryChild", args...))

@@ -442,7 +442,7 @@ func webAsksAndExplores(t *testing.T, b *browser, db string) {
 // link to the passage they cite.
 func webStreamsTheAnswer(t *testing.T, b *browser, db string) {
 	llm := fakeLLM(t, "Alan Turing led the work on Enigma at Bletchley Park [1].")
-	llm.ChunkSize = 4
+	llm.SetChunkSize(4)
 	srv := startAPI(t, testEngine(t, db, "--llm", "openai:test-model", "--llm-cache", "off"), server.HandlerConfig{})
 	b.open(srv.URL + "/?q=" + url.QueryEscape("Who broke Enigma messages at Bletchley Park?"))
 	b.wait("the answer", `return document.querySelectorAll('#answer a.cite').length > 0`)

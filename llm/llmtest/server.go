@@ -189,9 +189,10 @@ type Server struct {
 	*httptest.Server
 	// Dim is the length of the embedding vectors returned (default 8).
 	Dim int
-	// ChunkSize is how many bytes each event of a streamed OpenAI answer
-	// carries (default 8), so tests can see an answer arrive in pieces.
-	ChunkSize int
+	// chunkSize is how many bytes each event of a streamed OpenAI answer
+	// carries (SetChunkSize; default 8), so tests can see an answer arrive
+	// in pieces.
+	chunkSize int
 
 	respond  Responder
 	mu       sync.Mutex
@@ -202,7 +203,7 @@ type Server struct {
 
 // NewServer starts a server answering with respond. Close it when done.
 func NewServer(respond Responder) *Server {
-	s := &Server{Dim: 8, ChunkSize: 8, respond: respond}
+	s := &Server{Dim: 8, chunkSize: 8, respond: respond}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
 	mux.HandleFunc("POST /v1/embeddings", s.openaiEmbed)
@@ -210,6 +211,16 @@ func NewServer(respond Responder) *Server {
 	mux.HandleFunc("POST /api/embed", s.ollamaEmbed)
 	s.Server = httptest.NewServer(mux)
 	return s
+}
+
+// SetChunkSize sets how many bytes each event of a streamed OpenAI answer
+// carries. It locks, because the requests that read it may come from a
+// child process, with nothing the race detector sees ordering them after
+// the test's write.
+func (s *Server) SetChunkSize(n int) {
+	s.mu.Lock()
+	s.chunkSize = n
+	s.mu.Unlock()
 }
 
 // Requests returns the requests received so far, in arrival order.
@@ -389,7 +400,7 @@ func (s *Server) openaiChat(w http.ResponseWriter, hr *http.Request) {
 }
 
 // stream sends rep.Content as OpenAI server-sent events: the role first,
-// then the content in ChunkSize pieces, then finish_reason "stop" and
+// then the content in pieces of the chunk size, then finish_reason "stop" and
 // [DONE] (unless rep.Cut ends it early).
 func (s *Server) stream(w http.ResponseWriter, model string, rep Reply) {
 	answer := rep.Content
@@ -409,7 +420,9 @@ func (s *Server) stream(w http.ResponseWriter, model string, rep Reply) {
 		}
 	}
 	event(map[string]any{"role": "assistant"}, nil)
-	size := max(s.ChunkSize, 1)
+	s.mu.Lock()
+	size := max(s.chunkSize, 1)
+	s.mu.Unlock()
 	sent := 0
 	for rest := answer; rest != ""; {
 		if rep.Cut > 0 && sent == rep.Cut {

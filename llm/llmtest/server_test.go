@@ -30,7 +30,7 @@ func TestStream(t *testing.T) {
 	const answer = "Zürich → Genève, 🙂 déjà vu: naïve café «€»."
 	srv := llmtest.NewServer(llmtest.Fixed(answer))
 	defer srv.Close()
-	srv.ChunkSize = 3
+	srv.SetChunkSize(3)
 
 	var chunks []string
 	resp, err := openaiModel(t, srv).GenerateContent(context.Background(),
@@ -58,10 +58,10 @@ func TestStream(t *testing.T) {
 		if !utf8.ValidString(c) {
 			t.Errorf("chunk %q splits a character", c)
 		}
-		longer = longer || len(c) > srv.ChunkSize
+		longer = longer || len(c) > 3
 	}
 	if !longer {
-		t.Errorf("no chunk outgrew ChunkSize %d; the answer does not test splitting: %q", srv.ChunkSize, chunks)
+		t.Errorf("no chunk outgrew the chunk size 3; the answer does not test splitting: %q", chunks)
 	}
 	if r := srv.Requests(); len(r) != 1 || !r[0].Stream || r[0].JSONMode {
 		t.Errorf("requests = %+v; want one streamed request, not in JSON mode", r)
