@@ -226,7 +226,7 @@ func (x *offExtraction) run(ctx context.Context, title string) error {
 	x.titleKey = offKey(x.title)
 	if x.titleKey == "" || loader.GenericTitle(x.title) {
 		// "Table of Contents" or "README" names no document: as an entity
-		// it would join every document so titled (issue 25).
+		// it would join every document so titled.
 		x.title, x.titleKey = "", ""
 	}
 	if base, hint, ok := offSplitParenthesis(x.title); ok {

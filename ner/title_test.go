@@ -8,7 +8,7 @@ import (
 )
 
 // A generic heading used as a title must not become a document entity,
-// or every README titled "Table of Contents" would share one (issue 25).
+// or every README titled "Table of Contents" would share one.
 func TestGenericTitleIsNoEntity(t *testing.T) {
 	for _, tc := range []struct {
 		title string

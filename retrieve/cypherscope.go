@@ -11,7 +11,7 @@ import (
 // planning time grows faster than the query: 2,000 OR terms (39 KB) cost
 // 10 s of server CPU and 60,000 kept a core busy for 19 minutes after the
 // client gave up. Within these bounds the worst shapes plan in milliseconds
-// (ARCHITECTURE, "Text to Cypher"), and a model's real queries are a few
+// (docs/design/2026-12-08-cypher-gate.md), and a model's real queries are a few
 // hundred bytes.
 const (
 	maxCypherBytes  = 4096

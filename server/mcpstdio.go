@@ -18,9 +18,9 @@ import (
 )
 
 // The stdio transport of `query mcp` checks every line itself before the
-// SDK sees it: go-sdk v1.8.0 (its issue 1209) ends the session, with no
+// SDK sees it: go-sdk v1.8.0 (github.com/modelcontextprotocol/go-sdk/issues/1209) ends the session, with no
 // reply, on the first line that is not a JSON-RPC 2.0 message, so one bad
-// line from a client killed the  Here a bad line gets a JSON-RPC
+// line from a client killed the session. Here a bad line gets a JSON-RPC
 // error and the session reads on.
 
 const (

@@ -101,7 +101,7 @@ const (
 )
 
 // The HNSW configuration of the vector indexes docgraph creates on 5.23 and
-// later (see ARCHITECTURE.md, Neo4j schema, for the measurements): index
+// later (docs/design/2026-11-23-neo4j-writes.md has the measurements): index
 // maintenance at commit is most of the write time, and the server's
 // defaults (m 16, ef_construction 100, quantization on) build a graph that
 // ranks worse than this one, because quantized hashing-embedder vectors
