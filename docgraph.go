@@ -7,7 +7,7 @@
 //	g, err := docgraph.Open(ctx, "sqlite://./notes.db")
 //	if err != nil { ... }
 //	defer g.Close()
-//	if _, err := g.Ingest(ctx, "~/notes"); err != nil { ... }
+//	if _, err := g.Ingest(ctx, "notes/"); err != nil { ... } // no shell expands ~ here
 //	res, err := g.Query(ctx, "Who designed Go?", docgraph.WithTopK(3))
 //	for _, p := range res.Passages {
 //		fmt.Println(p.DocPath, p.Score)
